@@ -1,0 +1,158 @@
+"""What an assignor returns: tasks per client (KIP-924 ``KafkaStreamsAssignment`` / ``TaskAssignment``)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from assignor.process_id import ProcessId
+from assignor.task_id import TaskId
+
+
+class AssignedTaskType(enum.Enum):
+    ACTIVE = "ACTIVE"
+    STANDBY = "STANDBY"
+
+
+@dataclass(frozen=True, slots=True)
+class AssignedTask:
+    """A task in one role on one client. ``is_warmup`` marks a standby placed only to warm state up for a
+    later move; it is bookkeeping for reports and does not take part in equality, as Kafka's AssignedTask
+    has no such notion."""
+
+    id: TaskId
+    type: AssignedTaskType
+    is_warmup: bool = field(default=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.is_warmup and self.type is not AssignedTaskType.STANDBY:
+            raise ValueError(f"only a standby can be a warmup, not {self.type.value} task {self.id}")
+
+    @classmethod
+    def active(cls, task: TaskId) -> AssignedTask:
+        return cls(task, AssignedTaskType.ACTIVE)
+
+    @classmethod
+    def standby(cls, task: TaskId) -> AssignedTask:
+        return cls(task, AssignedTaskType.STANDBY)
+
+    @classmethod
+    def warmup(cls, task: TaskId) -> AssignedTask:
+        return cls(task, AssignedTaskType.STANDBY, is_warmup=True)
+
+
+ACTIVE = AssignedTaskType.ACTIVE
+STANDBY = AssignedTaskType.STANDBY
+
+
+class KafkaStreamsAssignment:
+    """The tasks one client gets, keyed by task id (one role per task), plus an optional follow-up deadline
+    (epoch milliseconds; 0 means "rebalance again immediately")."""
+
+    __slots__ = ("_process_id", "_tasks", "_followup_rebalance_deadline")
+
+    def __init__(
+        self,
+        process_id: ProcessId,
+        tasks: dict[TaskId, AssignedTask] | None = None,
+        followup_rebalance_deadline: int | None = None,
+    ) -> None:
+        self._process_id = process_id
+        self._tasks: dict[TaskId, AssignedTask] = {} if tasks is None else tasks
+        self._followup_rebalance_deadline = followup_rebalance_deadline
+
+    @classmethod
+    def of(cls, process_id: ProcessId, assigned_tasks: Iterable[AssignedTask]) -> KafkaStreamsAssignment:
+        """Build from tasks; the same task id twice (in any roles) raises ValueError, as in Kafka."""
+        tasks: dict[TaskId, AssignedTask] = {}
+        for task in assigned_tasks:
+            if task.id in tasks:
+                raise ValueError(f"task {task.id} assigned twice to client {process_id}")
+            tasks[task.id] = task
+        return cls(process_id, tasks)
+
+    def process_id(self) -> ProcessId:
+        return self._process_id
+
+    def with_followup_rebalance(self, deadline_ms: int) -> KafkaStreamsAssignment:
+        """A new assignment sharing this one's tasks, asking the client to rebalance again at the deadline."""
+        return KafkaStreamsAssignment(self._process_id, self._tasks, int(deadline_ms))
+
+    def followup_rebalance_deadline(self) -> int | None:
+        return self._followup_rebalance_deadline
+
+    def assign_task(self, task: AssignedTask) -> None:
+        """Put the task in, replacing any role the same task id held here."""
+        self._tasks[task.id] = task
+
+    def remove_task(self, task: AssignedTask | TaskId) -> None:
+        """Remove by task id, whatever the role (Kafka ignores the type here too)."""
+        self._tasks.pop(task.id if isinstance(task, AssignedTask) else task, None)
+
+    def tasks(self) -> Mapping[TaskId, AssignedTask]:
+        return MappingProxyType(self._tasks)
+
+    def holds(self, task: TaskId) -> bool:
+        return task in self._tasks
+
+    def role_of(self, task: TaskId) -> AssignedTaskType | None:
+        assigned = self._tasks.get(task)
+        return None if assigned is None else assigned.type
+
+    def active_tasks(self) -> list[TaskId]:
+        return sorted(t for t, a in self._tasks.items() if a.type is ACTIVE)
+
+    def standby_tasks(self) -> list[TaskId]:
+        """Standbys, warmups included, sorted."""
+        return sorted(t for t, a in self._tasks.items() if a.type is STANDBY)
+
+    def warmup_tasks(self) -> list[TaskId]:
+        return sorted(t for t, a in self._tasks.items() if a.is_warmup)
+
+    def copy(self) -> KafkaStreamsAssignment:
+        return KafkaStreamsAssignment(self._process_id, dict(self._tasks), self._followup_rebalance_deadline)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KafkaStreamsAssignment):
+            return NotImplemented
+        return (
+            self._process_id == other._process_id
+            and self._tasks == other._tasks
+            and self._followup_rebalance_deadline == other._followup_rebalance_deadline
+        )
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return (
+            f"KafkaStreamsAssignment({self._process_id}, active={[str(t) for t in self.active_tasks()]}, "
+            f"standby={[str(t) for t in self.standby_tasks()]}, followup={self._followup_rebalance_deadline})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TaskAssignment:
+    """An assignor's answer: one `KafkaStreamsAssignment` per client, in the order returned."""
+
+    assignments: tuple[KafkaStreamsAssignment, ...]
+
+    @classmethod
+    def of(cls, assignments: Iterable[KafkaStreamsAssignment] | Mapping[ProcessId, KafkaStreamsAssignment]):
+        if isinstance(assignments, Mapping):
+            assignments = assignments.values()
+        return cls(tuple(assignments))
+
+    def assignment(self) -> tuple[KafkaStreamsAssignment, ...]:
+        return self.assignments
+
+    def __iter__(self) -> Iterator[KafkaStreamsAssignment]:
+        return iter(self.assignments)
+
+    def __len__(self) -> int:
+        return len(self.assignments)
+
+    def by_process_id(self) -> dict[ProcessId, KafkaStreamsAssignment]:
+        """Assignments keyed by client; a client listed twice keeps its last assignment, as Kafka applies it."""
+        return {a.process_id(): a for a in self.assignments}

@@ -1,0 +1,49 @@
+"""KafkaStreams client identifiers, ordered as Java's ``UUID.compareTo`` orders them."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+
+def _signed64(value: int) -> int:
+    return value - (1 << 64) if value >= (1 << 63) else value
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ProcessId:
+    """One KafkaStreams client. Orders by the UUID's two 64-bit halves read as *signed* numbers.
+
+    Python's own UUID order is unsigned; Kafka's tie-breaks ("smaller process id first") use the signed one,
+    so ``8…``–``f…`` ids sort before ``0…``–``7…`` ids.
+    """
+
+    sort_key: tuple[int, int] = field(repr=False)
+    uuid: uuid.UUID = field(compare=False)
+
+    @classmethod
+    def of(cls, value: uuid.UUID | int | str) -> ProcessId:
+        """From a UUID, its text, or an int n meaning ``UUID(msb=0, lsb=n)`` (the test fixtures' ids)."""
+        if isinstance(value, int):
+            value = uuid.UUID(int=value)
+        elif isinstance(value, str):
+            return cls.parse(value)
+        msb, lsb = value.int >> 64, value.int & ((1 << 64) - 1)
+        return cls((_signed64(msb), _signed64(lsb)), value)
+
+    @classmethod
+    def parse(cls, text: str) -> ProcessId:
+        """Parse canonical UUID text; raise ValueError otherwise."""
+        if not isinstance(text, str):
+            raise ValueError(f"process id must be a UUID string, got {text!r}")
+        try:
+            parsed = uuid.UUID(text)
+        except ValueError:
+            raise ValueError(f"process id {text!r} is not a UUID") from None
+        return cls.of(parsed)
+
+    def __str__(self) -> str:
+        return str(self.uuid)
+
+    def __repr__(self) -> str:
+        return f"ProcessId({str(self.uuid)!r})"

@@ -1,0 +1,73 @@
+"""Task identifiers: ``"<subtopology>_<partition>"`` or ``"<topology>__<subtopology>_<partition>"``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_NAMED_DELIMITER = "__"
+_CANONICAL_INT = re.compile(r"0|[1-9][0-9]*")
+
+
+class TaskIdFormatError(ValueError):
+    """A task id text that does not parse, or is not in canonical form."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskId:
+    """A task of a Kafka Streams topology: one partition of one subtopology.
+
+    Ordering follows Kafka: by topology name (when both have one), then subtopology, then partition,
+    numerically. Comparing a named id with an unnamed one raises, as Kafka does.
+    """
+
+    subtopology: int
+    partition: int
+    topology_name: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> TaskId:
+        """Parse the text form; raise `TaskIdFormatError` unless it is canonical (``"0_1"``, not ``"00_1"``)."""
+        if not isinstance(text, str):
+            raise TaskIdFormatError(f"task id must be a string, got {text!r}")
+        name: str | None = None
+        rest = text
+        if _NAMED_DELIMITER in text:
+            name, rest = text.split(_NAMED_DELIMITER, 1)
+            if not name:
+                raise TaskIdFormatError(f"task id {text!r} has an empty topology name")
+        sub, sep, part = rest.partition("_")
+        if not sep or not _CANONICAL_INT.fullmatch(sub) or not _CANONICAL_INT.fullmatch(part):
+            raise TaskIdFormatError(f"task id {text!r} is not '<subtopology>_<partition>' in canonical form")
+        return cls(int(sub), int(part), name)
+
+    def __str__(self) -> str:
+        base = f"{self.subtopology}_{self.partition}"
+        return base if self.topology_name is None else f"{self.topology_name}{_NAMED_DELIMITER}{base}"
+
+    def __repr__(self) -> str:
+        return f"TaskId({str(self)!r})"
+
+    def _key(self, other: TaskId) -> tuple[tuple, tuple]:
+        if (self.topology_name is None) != (other.topology_name is None):
+            raise TypeError("can't compare a TaskId with a topology name to one without")
+        return (
+            (self.topology_name or "", self.subtopology, self.partition),
+            (other.topology_name or "", other.subtopology, other.partition),
+        )
+
+    def __lt__(self, other: TaskId) -> bool:
+        a, b = self._key(other)
+        return a < b
+
+    def __le__(self, other: TaskId) -> bool:
+        a, b = self._key(other)
+        return a <= b
+
+    def __gt__(self, other: TaskId) -> bool:
+        a, b = self._key(other)
+        return a > b
+
+    def __ge__(self, other: TaskId) -> bool:
+        a, b = self._key(other)
+        return a >= b
