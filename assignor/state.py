@@ -126,12 +126,14 @@ class ApplicationState:
     """Everything an assignor may read about one application (KIP-924 ``ApplicationState``).
 
     Clients are kept in signed ProcessId order and tasks in TaskId order, so iterating either mapping
-    is deterministic.
+    is deterministic. ``now_ms`` is the planning instant (POLICY.md §7): assignors derive follow-up
+    deadlines from it instead of reading the clock, so the same inputs give the same outputs.
     """
 
     tasks: Mapping[TaskId, TaskInfo]
     clients: Mapping[ProcessId, KafkaStreamsState]
     configs: AssignmentConfigs = field(default_factory=AssignmentConfigs)
+    now_ms: int = 0
     _without_lags: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -140,10 +142,13 @@ class ApplicationState:
         tasks: Iterable[TaskInfo],
         clients: Iterable[KafkaStreamsState],
         configs: AssignmentConfigs | None = None,
+        now_ms: int = 0,
     ) -> ApplicationState:
         task_map = {info.id: info for info in sorted(tasks, key=lambda info: info.id)}
         client_map = {state.process_id: state for state in sorted(clients, key=lambda s: s.process_id)}
-        return cls(MappingProxyType(task_map), MappingProxyType(client_map), configs or AssignmentConfigs())
+        return cls(
+            MappingProxyType(task_map), MappingProxyType(client_map), configs or AssignmentConfigs(), now_ms
+        )
 
     def kafka_streams_states(self, compute_task_lags: bool) -> Mapping[ProcessId, KafkaStreamsState]:
         if compute_task_lags:
