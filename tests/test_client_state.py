@@ -1,0 +1,54 @@
+import pytest
+
+from assignor import ClientState, NoLagForTaskError, ProcessId, TaskId
+
+T00, T01, T02 = TaskId(0, 0), TaskId(0, 1), TaskId(0, 2)
+
+
+def test_assigning_twice_in_any_role_raises_and_unassign_requires_the_role():
+    c = ClientState(ProcessId.of(1), 1)
+    c.assign_active(T00)
+    with pytest.raises(ValueError):
+        c.assign_standby(T00)
+    with pytest.raises(ValueError):
+        c.assign_active(T00)
+    with pytest.raises(ValueError):
+        c.unassign_standby(T00)
+    c.unassign_active(T00)
+    c.assign_standby(T00, warmup=True)
+    assert c.warmup_tasks == [T00]
+    c.unassign_standby(T00)
+    assert c.warmup_tasks == [] and c.assigned_task_count == 0
+
+
+def test_loads_and_quota():
+    c = ClientState(ProcessId.of(1), 2)
+    c.assign_active(T00)
+    c.assign_standby(T01)
+    assert c.active_task_load == 0.5 and c.assigned_task_load == 1.0
+    assert c.reached_capacity()
+    assert c.has_unfulfilled_quota(1) and not c.has_unfulfilled_quota(0)
+
+
+def test_more_available_capacity_breaks_equal_load_by_capacity():
+    small, big = ClientState(ProcessId.of(1), 1), ClientState(ProcessId.of(2), 2)
+    assert big.has_more_available_capacity_than(small)
+    assert not small.has_more_available_capacity_than(big)
+    small.assign_active(T00)
+    big.assign_active(T01)
+    assert big.has_more_available_capacity_than(small)  # 0.5 < 1.0
+
+
+def test_zero_capacity_is_refused():
+    with pytest.raises(ValueError):
+        ClientState(ProcessId.of(1), 0)
+
+
+def test_stateful_and_stateless_actives_split_on_lag_entries():
+    c = ClientState(ProcessId.of(1), 1, task_lags={T00: 0}, consumer_previous_stateful={"c": frozenset({T00})})
+    c.assign_active(T00)
+    c.assign_active(T01)
+    assert c.stateful_active_tasks() == [T00] and c.stateless_active_tasks() == [T01]
+    assert c.prev_tasks_by_lag("c") == [T00]
+    with pytest.raises(NoLagForTaskError):
+        c.lag_for(T02)

@@ -1,0 +1,43 @@
+import pytest
+
+from assignor import TaskId, TaskIdFormatError
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0_1", TaskId(0, 1)),
+        ("12_340", TaskId(12, 340)),
+        ("topo__3_4", TaskId(3, 4, "topo")),
+        ("a_b__1_2", TaskId(1, 2, "a_b")),
+    ],
+)
+def test_parse_and_format_round_trip(text, expected):
+    assert TaskId.parse(text) == expected
+    assert str(expected) == text
+
+
+@pytest.mark.parametrize("text", ["", "1", "_1", "1_", "a_1", "1_a", "00_1", "1_01", "-1_2", "1_2_3", "__1_2", 7])
+def test_rejects_non_canonical_or_malformed(text):
+    with pytest.raises(TaskIdFormatError):
+        TaskId.parse(text)
+
+
+def test_orders_numerically_not_textually():
+    ids = [TaskId.parse(t) for t in ["1_0", "0_10", "0_2", "10_0", "2_1"]]
+    assert [str(t) for t in sorted(ids)] == ["0_2", "0_10", "1_0", "2_1", "10_0"]
+
+
+def test_named_ids_order_by_name_first():
+    ids = [TaskId(0, 0, "b"), TaskId(5, 5, "a"), TaskId(0, 1, "a")]
+    assert sorted(ids) == [TaskId(0, 1, "a"), TaskId(5, 5, "a"), TaskId(0, 0, "b")]
+
+
+def test_comparing_named_with_unnamed_raises():
+    with pytest.raises(TypeError):
+        _ = TaskId(0, 0) < TaskId(0, 0, "x")
+
+
+def test_equality_and_hash_include_the_name():
+    assert TaskId(0, 1) != TaskId(0, 1, "x")
+    assert len({TaskId(0, 1), TaskId.parse("0_1"), TaskId(0, 1, "x")}) == 2
