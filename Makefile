@@ -1,0 +1,71 @@
+# fleet-assignor: newcomer entry points are `make setup` then `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON_BOOT ?= python3
+VENV := .venv
+PY := $(CURDIR)/$(VENV)/bin/python
+JARS_DIR := jvm/jars
+
+# pyspark 4.0 wants Java 17 (a newer JDK may also be installed: do not pick it up).
+JAVA17 := /usr/lib/jvm/java-17-openjdk-amd64
+ifneq ($(wildcard $(JAVA17)),)
+export JAVA_HOME := $(JAVA17)
+export PATH := $(JAVA17)/bin:$(PATH)
+endif
+export PYSPARK_PYTHON := $(PY)
+export PYSPARK_DRIVER_PYTHON := $(PY)
+export FLEET_ASSIGNOR_JARS := $(CURDIR)/$(JARS_DIR)
+
+.PHONY: help setup venv jars oracle lint test soak bench bench-kafka run clean
+
+help:
+	@echo "make setup   - create .venv, install fleet-assignor[dev], fetch Delta jars, build the Kafka oracle"
+	@echo "make test    - ruff + pytest (the CI gate)"
+	@echo "make run     - plan a synthetic fleet on local Delta tables and print the summary"
+	@echo "make bench   - benchmarks, JSON under benchmarks/results/"
+	@echo "make soak    - long randomized tests"
+
+setup: venv jars oracle
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+jars: $(JARS_DIR)/.fetched
+
+$(JARS_DIR)/.fetched: jvm/pom.xml
+	cd jvm && mvn -q -B dependency:copy-dependencies
+	touch $@
+
+oracle:
+	if [ -f oracle/pom.xml ]; then cd oracle && mvn -q -B package; fi
+
+lint:
+	$(PY) -m ruff check .
+
+# ruff first, then pytest even when ruff complained (both reported), failing if either failed.
+test:
+	@rc=0; $(PY) -m ruff check . || rc=1; \
+	$(PY) -m pytest -q -m "not soak and not bench" || rc=1; \
+	exit $$rc
+
+soak:
+	$(PY) -m pytest -q -m soak
+
+bench:
+	mkdir -p benchmarks/results
+	$(PY) -m benchmarks.bench_fleet
+
+bench-kafka:
+	@echo "bench-kafka: nothing yet"
+
+run:
+	$(PY) -m jobs.run_synthetic
+
+clean:
+	rm -rf $(VENV) $(JARS_DIR) spark-warehouse metastore_db derby.log .pytest_cache

@@ -1,0 +1,1 @@
+"""The Spark + Delta fleet planning job (tables in ../shared/spec/tables.md)."""

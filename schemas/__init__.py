@@ -1,0 +1,1 @@
+"""Spark schemas of the fleet job's input and output tables."""

@@ -1,0 +1,36 @@
+"""The session builder: a local session with the Delta jars writes and reads a Delta table."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs import spark as spark_module
+
+pytestmark = pytest.mark.spark
+
+
+def test_local_session_has_delta_extension_and_utc(spark):
+    assert spark.conf.get("spark.sql.extensions") == spark_module.DELTA_EXTENSION
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+
+
+def test_delta_write_then_read_round_trips_and_versions(spark, tmp_path):
+    path = str(tmp_path / "t")
+    spark.createDataFrame([("a", 1), ("b", 2)], "k string, v int").write.format("delta").save(path)
+    spark.createDataFrame([("c", 3)], "k string, v int").write.format("delta").mode("append").save(path)
+    latest = sorted(tuple(r) for r in spark.read.format("delta").load(path).collect())
+    first = sorted(tuple(r) for r in spark.read.format("delta").option("versionAsOf", 0).load(path).collect())
+    assert latest == [("a", 1), ("b", 2), ("c", 3)]
+    assert first == [("a", 1), ("b", 2)]
+
+
+def test_existing_session_is_returned_untouched(spark):
+    again = spark_module.get_or_create_session("another-name", master="local[1]")
+    assert again is spark or again.sparkContext is spark.sparkContext
+    assert again.sparkContext.master == "local[2]"
+
+
+def test_missing_jars_names_the_fix(monkeypatch, tmp_path):
+    monkeypatch.setenv(spark_module.JARS_ENV, str(tmp_path))
+    with pytest.raises(spark_module.DeltaJarsMissingError, match="make setup"):
+        spark_module.delta_jars()
