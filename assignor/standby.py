@@ -1,0 +1,351 @@
+"""Standby replica placement (assignors.md §5): least-loaded, and spread over client tags.
+
+The two algorithms are written once against `StandbyPlacementView`, a small adapter interface, so the legacy
+ClientState-based assignors (used by the HA assignor) and the KIP-924 form
+(`assignor.task_assignment_utils.default_standby_task_assignment`) share the same code.
+
+Orders (POLICY.md §1, §3):
+* tasks given as a sequence are visited in that order (the HA assignor passes ascending TaskIds, as Kafka's
+  TreeSet does, so HA stays exact);
+* tasks given as an unordered set (where Kafka iterates a Java HashSet) are visited in a fixed order instead:
+  ascending TaskId for least-loaded placement, and `client_tag_task_order` — (partition, subtopology) — for
+  client-tag placement, an order under which every ported test of assignors.md §11.4 keeps its assertions
+  (plain TaskId order puts three standbys on one client in the grid tests);
+* the client-tag fallback (Kafka: HashMap order) visits the pending tasks in ascending TaskId order;
+* clients are always visited in signed ProcessId order; the least-loaded picker breaks ties by ProcessId.
+
+Fix (POLICY.md §4): with ``num_standby_replicas == 0`` no standby is placed at all (Kafka's client-tag loop is a
+do-while and places one).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Protocol
+
+from assignor.client_state import ClientState
+from assignor.configs import AssignmentConfigs
+from assignor.constrained_priority_set import ConstrainedPrioritySet
+from assignor.process_id import ProcessId
+from assignor.task_id import TaskId
+
+log = logging.getLogger(__name__)
+
+TagEntry = tuple[str, str]
+"""A (tag key, tag value) pair: ``("zone", "c1")`` and ``("cluster", "c1")`` are different entries."""
+
+RACK_TAG = "rack"
+
+
+# --- the adapter both forms implement -------------------------------------------------------------------------
+class StandbyPlacementView(Protocol):
+    """What the placement algorithms read and change; clients are listed in signed ProcessId order."""
+
+    def client_ids(self) -> Sequence[ProcessId]: ...
+
+    def tags_of(self, client: ProcessId) -> Mapping[str, str]: ...
+
+    def holds(self, client: ProcessId, task: TaskId) -> bool:
+        """The client has the task in any role."""
+        ...
+
+    def holds_active(self, client: ProcessId, task: TaskId) -> bool: ...
+
+    def load(self, client: ProcessId) -> float:
+        """Tasks (active + standby) per thread: the least-loaded picker's weight."""
+        ...
+
+    def assign_standby(self, client: ProcessId, task: TaskId) -> None: ...
+
+
+class ClientStateView:
+    """`StandbyPlacementView` over the legacy ClientStates; ``tags_of`` may be replaced (rack-as-tag form)."""
+
+    def __init__(
+        self,
+        clients: Mapping[ProcessId, ClientState],
+        tags_of: Callable[[ClientState], Mapping[str, str]] | None = None,
+    ) -> None:
+        self._clients = clients
+        self._ids = sorted(clients)
+        self._tags_of = tags_of or (lambda state: state.client_tags)
+
+    def client_ids(self) -> Sequence[ProcessId]:
+        return self._ids
+
+    def tags_of(self, client: ProcessId) -> Mapping[str, str]:
+        return self._tags_of(self._clients[client])
+
+    def holds(self, client: ProcessId, task: TaskId) -> bool:
+        return self._clients[client].has_assigned_task(task)
+
+    def holds_active(self, client: ProcessId, task: TaskId) -> bool:
+        return self._clients[client].has_active(task)
+
+    def load(self, client: ProcessId) -> float:
+        return self._clients[client].assigned_task_load
+
+    def assign_standby(self, client: ProcessId, task: TaskId) -> None:
+        self._clients[client].assign_standby(task)
+
+
+# --- orders ---------------------------------------------------------------------------------------------------
+def client_tag_task_order(tasks: Iterable[TaskId]) -> list[TaskId]:
+    """The fixed order of client-tag placement over an unordered task set: by (partition, subtopology).
+
+    Why: visiting partition p of every subtopology before partition p+1 alternates the subtopologies whose
+    actives share a client, so the least-loaded picker spreads their standbys; ascending TaskId order visits
+    all of subtopology 0 first and overloads one client in assignors.md §11.4 tests 9 and 11.
+    """
+    return sorted(tasks, key=lambda t: (t.topology_name or "", t.partition, t.subtopology))
+
+
+def _visiting_order(tasks: Collection[TaskId], unordered_order: Callable[[Iterable[TaskId]], list[TaskId]]):
+    if isinstance(tasks, (set, frozenset)):
+        return unordered_order(tasks)
+    return list(tasks)
+
+
+def _least_loaded_set(view: StandbyPlacementView) -> ConstrainedPrioritySet:
+    """Clients by (load, ProcessId), constrained to those not holding the task in any role."""
+    return ConstrainedPrioritySet(lambda client, task: not view.holds(client, task), view.load)
+
+
+# --- least-loaded placement (assignors.md §5.2) ----------------------------------------------------------------
+def _place_on_least_loaded(
+    view: StandbyPlacementView, clients: ConstrainedPrioritySet, task: TaskId, count: int
+) -> int:
+    """Place up to ``count`` standbys of the task, each on the least-loaded eligible client; return how many
+    could not be placed."""
+    while count > 0:
+        client = clients.poll(task)
+        if client is None:
+            break
+        view.assign_standby(client, task)
+        count -= 1
+        clients.offer(client)
+    return count
+
+
+def place_standbys_by_load(view: StandbyPlacementView, tasks: Collection[TaskId], num_standby_replicas: int) -> None:
+    """Each task gets min(num_standby_replicas, clients not holding it) standbys on the least-loaded clients."""
+    if num_standby_replicas <= 0:
+        return
+    clients = _least_loaded_set(view)
+    clients.offer_all(view.client_ids())
+    for task in _visiting_order(tasks, sorted):
+        missing = _place_on_least_loaded(view, clients, task, num_standby_replicas)
+        if missing:
+            log.warning("unable to assign %d of %d standby replicas of task %s: not enough clients",
+                        missing, num_standby_replicas, task)
+
+
+# --- client-tag placement (assignors.md §5.3) ------------------------------------------------------------------
+class ClientTagStandbyPlacement:
+    """One run of client-tag-aware standby placement: tag statistics, per-task loop and fallback.
+
+    ``remaining[t]`` is the number of standbys of t still to place (absent once all are placed), ``pending[t]``
+    the client holding t's active when some of its standbys could not be spread over the tags.
+    """
+
+    def __init__(self, view: StandbyPlacementView, tag_keys: Iterable[str], num_standby_replicas: int) -> None:
+        self.view = view
+        self.tag_keys = frozenset(tag_keys)
+        self.num_standby_replicas = num_standby_replicas
+        self.remaining: dict[TaskId, int] = {}
+        self.pending: dict[TaskId, ProcessId] = {}
+        self.tag_values: dict[str, set[str]] = {}
+        self.clients_by_entry: dict[TagEntry, set[ProcessId]] = {}
+        self._fill_tag_statistics()
+        self.clients = _least_loaded_set(view)
+
+    def _fill_tag_statistics(self) -> None:
+        # All tags count here, configured or not (as in Kafka); only configured keys constrain later.
+        for client in self.view.client_ids():
+            for key, value in self.view.tags_of(client).items():
+                self.tag_values.setdefault(key, set()).add(value)
+                self.clients_by_entry.setdefault((key, value), set()).add(client)
+
+    def run(self, tasks: Collection[TaskId]) -> None:
+        if self.num_standby_replicas <= 0:  # POLICY.md §4: Kafka's do-while would still place one
+            return
+        ordered = _visiting_order(tasks, client_tag_task_order)
+        for task in ordered:
+            self.remaining[task] = self.num_standby_replicas
+        for task in ordered:
+            for client in self.view.client_ids():
+                if self.view.holds_active(client, task):
+                    self.place_for_task(task, client)
+        if self.remaining:
+            self.place_pending_on_least_loaded()
+
+    def _update_used_entries(
+        self, last_used: ProcessId, used_clients: int, used_entries: dict[TagEntry, set[ProcessId]]
+    ) -> None:
+        """Constrain by the last used client's configured tag entries; a key with no more unused values than
+        clients used so far is exhausted and stops constraining."""
+        for key, value in self.view.tags_of(last_used).items():
+            if key not in self.tag_keys:
+                continue
+            values = self.tag_values[key]
+            if len(values) <= used_clients:
+                for exhausted in values:
+                    used_entries.pop((key, exhausted), None)
+            else:
+                used_entries[(key, value)] = self.clients_by_entry[(key, value)]
+
+    def place_for_task(self, task: TaskId, active_client: ProcessId) -> None:
+        """Place the task's remaining standbys on clients whose configured tag values are all unused so far."""
+        self.clients.offer_all(self.view.client_ids())
+        used_clients = 1  # the active's client counts as used
+        remaining = self.remaining.get(task, self.num_standby_replicas)
+        used_entries: dict[TagEntry, set[ProcessId]] = {}
+        last_used = active_client
+        while remaining > 0:
+            self._update_used_entries(last_used, used_clients, used_entries)
+            client = self.clients.poll(
+                task, lambda c: not any(c in members for members in used_entries.values())
+            )
+            if client is None:
+                break
+            self.view.assign_standby(client, task)
+            used_clients += 1
+            remaining -= 1
+            last_used = client
+        if remaining > 0:
+            self.pending[task] = active_client
+            self.remaining[task] = remaining
+        else:
+            self.remaining.pop(task, None)
+
+    def place_pending_on_least_loaded(self) -> None:
+        """Fallback: what the tags could not place goes to the least-loaded clients, tasks in TaskId order."""
+        self.clients.offer_all(self.view.client_ids())
+        for task in sorted(self.remaining):
+            missing = _place_on_least_loaded(self.view, self.clients, task, self.remaining[task])
+            self.remaining[task] = missing
+            if missing:
+                log.warning("unable to assign %d of %d standby replicas of task %s: not enough clients on "
+                            "different tag values", missing, self.num_standby_replicas, task)
+
+
+def place_standbys_by_client_tags(
+    view: StandbyPlacementView, tasks: Collection[TaskId], num_standby_replicas: int, tag_keys: Iterable[str]
+) -> ClientTagStandbyPlacement:
+    placement = ClientTagStandbyPlacement(view, tag_keys, num_standby_replicas)
+    placement.run(tasks)
+    return placement
+
+
+def tag_spread_allows_move(
+    view: StandbyPlacementView, source: ProcessId, destination: ProcessId, task: TaskId
+) -> bool:
+    """Moving the task's replica from source to destination keeps at least as many distinct tag entries
+    covering the task (assignors.md §5.3.4, four-argument form)."""
+    others: set[TagEntry] = set()
+    for client in view.client_ids():
+        if client not in (source, destination) and view.holds(client, task):
+            others.update(view.tags_of(client).items())
+    with_source = others | set(view.tags_of(source).items())
+    with_destination = others | set(view.tags_of(destination).items())
+    return len(with_destination) >= len(with_source)
+
+
+# --- the legacy assignors and their factory (assignors.md §5.1) ------------------------------------------------
+class DefaultStandbyTaskAssignor:
+    """Least-loaded standby placement; every movement is allowed."""
+
+    def assign(
+        self, clients: Mapping[ProcessId, ClientState], stateful_tasks: Collection[TaskId], configs: AssignmentConfigs
+    ) -> bool:
+        place_standbys_by_load(ClientStateView(clients), stateful_tasks, configs.num_standby_replicas)
+        return False  # standby placement never needs a probing rebalance
+
+    def is_allowed_task_movement(self, source: ClientState, destination: ClientState) -> bool:
+        return True
+
+    def is_allowed_standby_movement(
+        self, source: ClientState, destination: ClientState, task: TaskId, clients: Mapping[ProcessId, ClientState]
+    ) -> bool:
+        return True
+
+
+class ClientTagAwareStandbyTaskAssignor:
+    """Spreads each task's replicas over distinct values of the configured tag keys, best effort.
+
+    ``tags_of`` gives a client's tags (its own client tags by default; ``{"rack": rack}`` in the rack form).
+    """
+
+    def __init__(
+        self,
+        tag_keys: Iterable[str] | None = None,
+        tags_of: Callable[[ClientState], Mapping[str, str]] | None = None,
+    ) -> None:
+        self._tag_keys = None if tag_keys is None else tuple(tag_keys)
+        self._tags_of = tags_of or (lambda state: state.client_tags)
+
+    def tags_of(self, client: ClientState) -> Mapping[str, str]:
+        return self._tags_of(client)
+
+    def placement(
+        self, clients: Mapping[ProcessId, ClientState], configs: AssignmentConfigs
+    ) -> ClientTagStandbyPlacement:
+        tag_keys = self._tag_keys if self._tag_keys is not None else configs.rack_aware_assignment_tags
+        return ClientTagStandbyPlacement(
+            ClientStateView(clients, self._tags_of), tag_keys, configs.num_standby_replicas
+        )
+
+    def assign(
+        self, clients: Mapping[ProcessId, ClientState], stateful_tasks: Collection[TaskId], configs: AssignmentConfigs
+    ) -> bool:
+        self.placement(clients, configs).run(stateful_tasks)
+        return False
+
+    def is_allowed_task_movement(self, source: ClientState, destination: ClientState) -> bool:
+        """Thread balancing may move a task only to a client with every tag of the source, same value."""
+        destination_tags = self._tags_of(destination)
+        return all(destination_tags.get(key) == value for key, value in self._tags_of(source).items())
+
+    def is_allowed_standby_movement(
+        self, source: ClientState, destination: ClientState, task: TaskId, clients: Mapping[ProcessId, ClientState]
+    ) -> bool:
+        return tag_spread_allows_move(
+            ClientStateView(clients, self._tags_of), source.process_id, destination.process_id, task
+        )
+
+
+StandbyTaskAssignor = DefaultStandbyTaskAssignor | ClientTagAwareStandbyTaskAssignor
+
+
+class ClientRackSource(Protocol):
+    """The part of a rack-aware assignor the factory reads (Kafka: validClientRack / racksForProcess)."""
+
+    def valid_client_rack(self) -> bool: ...
+
+    def racks_for_process(self) -> Mapping[ProcessId, str]: ...
+
+
+def create_standby_task_assignor(
+    configs: AssignmentConfigs, rack_source: ClientRackSource | None = None
+) -> StandbyTaskAssignor:
+    """Configured tags -> tag-aware on the clients' tags; else valid client racks -> tag-aware on the rack as
+    the only tag; else least-loaded."""
+    if configs.rack_aware_assignment_tags:
+        return ClientTagAwareStandbyTaskAssignor()
+    if rack_source is not None and rack_source.valid_client_rack():
+        racks = dict(rack_source.racks_for_process())  # read once
+        return ClientTagAwareStandbyTaskAssignor(
+            (RACK_TAG,), lambda state: {RACK_TAG: racks[state.process_id]}
+        )
+    return DefaultStandbyTaskAssignor()
+
+
+def assign_standby_replicas(
+    clients: Mapping[ProcessId, ClientState], stateful_tasks: Sequence[TaskId], configs: AssignmentConfigs
+) -> None:
+    """The HA assignor's standby phase: picks the algorithm (assignors.md §5.1, no rack source, as in HA) and
+    places standbys on the ClientStates in place, visiting ``stateful_tasks`` in the order given."""
+    if configs.num_standby_replicas <= 0:
+        return
+    create_standby_task_assignor(configs).assign(clients, stateful_tasks, configs)

@@ -1,0 +1,147 @@
+"""Small, generic builders for tests (Kafka's AssignmentTestUtils equivalents, assignors.md §11.0).
+
+Import from any test: ``from tests.fixtures import PID_1, TASK_0_0, client_state, stateful_task, ...``.
+Everything here builds model objects directly; nothing runs an assignor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from assignor import (
+    ApplicationState,
+    AssignedTask,
+    AssignmentConfigs,
+    ClientState,
+    KafkaStreamsAssignment,
+    KafkaStreamsState,
+    ProcessId,
+    TaskId,
+    TaskInfo,
+    TaskTopicPartition,
+    TopicPartition,
+)
+
+
+def pid(n: int) -> ProcessId:
+    """``PID_n`` of Kafka's tests: ProcessId(UUID(0, n))."""
+    return ProcessId.of(n)
+
+
+def task(text: str) -> TaskId:
+    return TaskId.parse(text)
+
+
+def tasks(*texts: str) -> list[TaskId]:
+    return [TaskId.parse(t) for t in texts]
+
+
+PID_1, PID_2, PID_3, PID_4, PID_5, PID_6, PID_7, PID_8, PID_9 = (pid(n) for n in range(1, 10))
+
+TASK_0_0, TASK_0_1, TASK_0_2, TASK_0_3, TASK_0_4, TASK_0_5, TASK_0_6 = (TaskId(0, p) for p in range(7))
+TASK_1_0, TASK_1_1, TASK_1_2, TASK_1_3 = (TaskId(1, p) for p in range(4))
+TASK_2_0, TASK_2_1, TASK_2_2, TASK_2_3 = (TaskId(2, p) for p in range(4))
+TASK_3_0, TASK_3_1, TASK_3_2 = (TaskId(3, p) for p in range(3))
+
+
+def client_state(
+    process: ProcessId | int,
+    capacity: int = 1,
+    *,
+    active: Iterable[TaskId] = (),
+    standby: Iterable[TaskId] = (),
+    previous_active: Iterable[TaskId] = (),
+    previous_standby: Iterable[TaskId] = (),
+    tags: Mapping[str, str] | None = None,
+    rack: str | None = None,
+    lags: Mapping[TaskId, int] | None = None,
+) -> ClientState:
+    """A legacy ClientState with its current assignment already placed (actives, then standbys)."""
+    process = pid(process) if isinstance(process, int) else process
+    state = ClientState(
+        process,
+        capacity,
+        previous_active=previous_active,
+        previous_standby=previous_standby,
+        task_lags=lags,
+        client_tags=tags,
+        rack_id=rack,
+    )
+    for t in active:
+        state.assign_active(t)
+    for t in standby:
+        state.assign_standby(t)
+    return state
+
+
+def clients_map(*states: ClientState) -> dict[ProcessId, ClientState]:
+    """ProcessId -> ClientState in signed ProcessId order."""
+    return {s.process_id: s for s in sorted(states, key=lambda s: s.process_id)}
+
+
+def changelog_partition(t: TaskId, racks: Iterable[str] = (), topic: str | None = None) -> TaskTopicPartition:
+    """One partition that is both the task's source and its changelog (source-changelog optimisation)."""
+    return TaskTopicPartition(
+        TopicPartition(topic or f"test-topic-{t.subtopology}", t.partition), True, True, frozenset(racks)
+    )
+
+
+def stateful_task(t: TaskId | str, racks: Iterable[str] = ()) -> TaskInfo:
+    """A task with a store and one source+changelog partition (the KIP-924 tests' stateful TaskInfo)."""
+    t = TaskId.parse(t) if isinstance(t, str) else t
+    return TaskInfo(t, True, frozenset({f"store-{t.subtopology}"}), (changelog_partition(t, racks),))
+
+
+def stateless_task(t: TaskId | str, racks: Iterable[str] = ()) -> TaskInfo:
+    """A task without stores; with racks it gets one source partition, else no partitions at all."""
+    t = TaskId.parse(t) if isinstance(t, str) else t
+    partitions: tuple[TaskTopicPartition, ...] = ()
+    if racks:
+        partitions = (
+            TaskTopicPartition(TopicPartition(f"test-topic-{t.subtopology}", t.partition), True, False,
+                               frozenset(racks)),
+        )
+    return TaskInfo(t, False, frozenset(), partitions)
+
+
+def streams_state(
+    process: ProcessId | int,
+    threads: int = 1,
+    *,
+    previous_active: Iterable[TaskId] = (),
+    previous_standby: Iterable[TaskId] = (),
+    tags: Mapping[str, str] | None = None,
+    rack: str | None = None,
+    lags: Mapping[TaskId, int] | None = None,
+) -> KafkaStreamsState:
+    """A KafkaStreamsState whose consumers are named ``c<k>`` (one per thread)."""
+    process = pid(process) if isinstance(process, int) else process
+    return KafkaStreamsState(
+        process_id=process,
+        num_processing_threads=threads,
+        consumer_client_ids=tuple(f"c{k}" for k in range(threads)),
+        previous_active_tasks=frozenset(previous_active),
+        previous_standby_tasks=frozenset(previous_standby),
+        task_lags=dict(lags) if lags is not None else {},
+        client_tags=dict(tags or {}),
+        rack_id=rack,
+    )
+
+
+def app_state(
+    task_infos: Iterable[TaskInfo],
+    states: Iterable[KafkaStreamsState],
+    configs: AssignmentConfigs | None = None,
+    now_ms: int = 0,
+) -> ApplicationState:
+    return ApplicationState.of(task_infos, states, configs, now_ms)
+
+
+def kafka_assignment(
+    process: ProcessId | int, *, active: Iterable[TaskId] = (), standby: Iterable[TaskId] = ()
+) -> KafkaStreamsAssignment:
+    process = pid(process) if isinstance(process, int) else process
+    return KafkaStreamsAssignment.of(
+        process,
+        [AssignedTask.active(t) for t in active] + [AssignedTask.standby(t) for t in standby],
+    )
