@@ -14,8 +14,8 @@ Orders (POLICY.md §1, §3):
 * the client-tag fallback (Kafka: HashMap order) visits the pending tasks in ascending TaskId order;
 * clients are always visited in signed ProcessId order; the least-loaded picker breaks ties by ProcessId.
 
-Fix (POLICY.md §4): with ``num_standby_replicas == 0`` no standby is placed at all (Kafka's client-tag loop is a
-do-while and places one).
+Fix (POLICY.md §4): with ``num_standby_replicas == 0`` no standby is placed at all (Kafka's client-tag loop
+is a do-while and places one).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ TagEntry = tuple[str, str]
 RACK_TAG = "rack"
 
 
-# --- the adapter both forms implement -------------------------------------------------------------------------
+# --- the adapter both forms implement
 class StandbyPlacementView(Protocol):
     """What the placement algorithms read and change; clients are listed in signed ProcessId order."""
 
@@ -90,7 +90,7 @@ class ClientStateView:
         self._clients[client].assign_standby(task)
 
 
-# --- orders ---------------------------------------------------------------------------------------------------
+# --- orders
 def client_tag_task_order(tasks: Iterable[TaskId]) -> list[TaskId]:
     """The fixed order of client-tag placement over an unordered task set: by (partition, subtopology).
 
@@ -112,7 +112,7 @@ def _least_loaded_set(view: StandbyPlacementView) -> ConstrainedPrioritySet:
     return ConstrainedPrioritySet(lambda client, task: not view.holds(client, task), view.load)
 
 
-# --- least-loaded placement (assignors.md §5.2) ----------------------------------------------------------------
+# --- least-loaded placement (assignors.md §5.2)
 def _place_on_least_loaded(
     view: StandbyPlacementView, clients: ConstrainedPrioritySet, task: TaskId, count: int
 ) -> int:
@@ -128,8 +128,10 @@ def _place_on_least_loaded(
     return count
 
 
-def place_standbys_by_load(view: StandbyPlacementView, tasks: Collection[TaskId], num_standby_replicas: int) -> None:
-    """Each task gets min(num_standby_replicas, clients not holding it) standbys on the least-loaded clients."""
+def place_standbys_by_load(
+    view: StandbyPlacementView, tasks: Collection[TaskId], num_standby_replicas: int
+) -> None:
+    """Each task gets min(num_standby_replicas, clients not holding it) standbys, least-loaded first."""
     if num_standby_replicas <= 0:
         return
     clients = _least_loaded_set(view)
@@ -137,19 +139,25 @@ def place_standbys_by_load(view: StandbyPlacementView, tasks: Collection[TaskId]
     for task in _visiting_order(tasks, sorted):
         missing = _place_on_least_loaded(view, clients, task, num_standby_replicas)
         if missing:
-            log.warning("unable to assign %d of %d standby replicas of task %s: not enough clients",
-                        missing, num_standby_replicas, task)
+            log.warning(
+                "unable to assign %d of %d standby replicas of task %s: not enough clients",
+                missing,
+                num_standby_replicas,
+                task,
+            )
 
 
-# --- client-tag placement (assignors.md §5.3) ------------------------------------------------------------------
+# --- client-tag placement (assignors.md §5.3)
 class ClientTagStandbyPlacement:
     """One run of client-tag-aware standby placement: tag statistics, per-task loop and fallback.
 
-    ``remaining[t]`` is the number of standbys of t still to place (absent once all are placed), ``pending[t]``
-    the client holding t's active when some of its standbys could not be spread over the tags.
+    ``remaining[t]`` is the number of standbys of t still to place (absent once all are placed),
+    ``pending[t]`` the client holding t's active when some of its standbys could not be spread over the tags.
     """
 
-    def __init__(self, view: StandbyPlacementView, tag_keys: Iterable[str], num_standby_replicas: int) -> None:
+    def __init__(
+        self, view: StandbyPlacementView, tag_keys: Iterable[str], num_standby_replicas: int
+    ) -> None:
         self.view = view
         self.tag_keys = frozenset(tag_keys)
         self.num_standby_replicas = num_standby_replicas
@@ -196,7 +204,7 @@ class ClientTagStandbyPlacement:
                 used_entries[(key, value)] = self.clients_by_entry[(key, value)]
 
     def place_for_task(self, task: TaskId, active_client: ProcessId) -> None:
-        """Place the task's remaining standbys on clients whose configured tag values are all unused so far."""
+        """Place the task's remaining standbys on clients whose configured tag values are all unused yet."""
         self.clients.offer_all(self.view.client_ids())
         used_clients = 1  # the active's client counts as used
         remaining = self.remaining.get(task, self.num_standby_replicas)
@@ -226,8 +234,13 @@ class ClientTagStandbyPlacement:
             missing = _place_on_least_loaded(self.view, self.clients, task, self.remaining[task])
             self.remaining[task] = missing
             if missing:
-                log.warning("unable to assign %d of %d standby replicas of task %s: not enough clients on "
-                            "different tag values", missing, self.num_standby_replicas, task)
+                log.warning(
+                    "unable to assign %d of %d standby replicas of task %s: not enough clients on "
+                    "different tag values",
+                    missing,
+                    self.num_standby_replicas,
+                    task,
+                )
 
 
 def place_standbys_by_client_tags(
@@ -252,12 +265,15 @@ def tag_spread_allows_move(
     return len(with_destination) >= len(with_source)
 
 
-# --- the legacy assignors and their factory (assignors.md §5.1) ------------------------------------------------
+# --- the legacy assignors and their factory (assignors.md §5.1)
 class DefaultStandbyTaskAssignor:
     """Least-loaded standby placement; every movement is allowed."""
 
     def assign(
-        self, clients: Mapping[ProcessId, ClientState], stateful_tasks: Collection[TaskId], configs: AssignmentConfigs
+        self,
+        clients: Mapping[ProcessId, ClientState],
+        stateful_tasks: Collection[TaskId],
+        configs: AssignmentConfigs,
     ) -> bool:
         place_standbys_by_load(ClientStateView(clients), stateful_tasks, configs.num_standby_replicas)
         return False  # standby placement never needs a probing rebalance
@@ -266,7 +282,11 @@ class DefaultStandbyTaskAssignor:
         return True
 
     def is_allowed_standby_movement(
-        self, source: ClientState, destination: ClientState, task: TaskId, clients: Mapping[ProcessId, ClientState]
+        self,
+        source: ClientState,
+        destination: ClientState,
+        task: TaskId,
+        clients: Mapping[ProcessId, ClientState],
     ) -> bool:
         return True
 
@@ -297,7 +317,10 @@ class ClientTagAwareStandbyTaskAssignor:
         )
 
     def assign(
-        self, clients: Mapping[ProcessId, ClientState], stateful_tasks: Collection[TaskId], configs: AssignmentConfigs
+        self,
+        clients: Mapping[ProcessId, ClientState],
+        stateful_tasks: Collection[TaskId],
+        configs: AssignmentConfigs,
     ) -> bool:
         self.placement(clients, configs).run(stateful_tasks)
         return False
@@ -308,7 +331,11 @@ class ClientTagAwareStandbyTaskAssignor:
         return all(destination_tags.get(key) == value for key, value in self._tags_of(source).items())
 
     def is_allowed_standby_movement(
-        self, source: ClientState, destination: ClientState, task: TaskId, clients: Mapping[ProcessId, ClientState]
+        self,
+        source: ClientState,
+        destination: ClientState,
+        task: TaskId,
+        clients: Mapping[ProcessId, ClientState],
     ) -> bool:
         return tag_spread_allows_move(
             ClientStateView(clients, self._tags_of), source.process_id, destination.process_id, task

@@ -98,8 +98,9 @@ def stateless_task(t: TaskId | str, racks: Iterable[str] = ()) -> TaskInfo:
     partitions: tuple[TaskTopicPartition, ...] = ()
     if racks:
         partitions = (
-            TaskTopicPartition(TopicPartition(f"test-topic-{t.subtopology}", t.partition), True, False,
-                               frozenset(racks)),
+            TaskTopicPartition(
+                TopicPartition(f"test-topic-{t.subtopology}", t.partition), True, False, frozenset(racks)
+            ),
         )
     return TaskInfo(t, False, frozenset(), partitions)
 
