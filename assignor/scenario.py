@@ -1,0 +1,500 @@
+"""One application as JSON (scenario.md): loading, checking and turning it into an `ApplicationState`.
+
+Every rejection is a `ScenarioError` naming the JSON path of the offending field, so a person (or the fleet
+job, which shapes its rows into the same dict) can point at the exact value. Tolerated oddities (ids of
+tasks the topology no longer has, a task previously both active and standby) become warnings that the
+planner puts into ``error_detail``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from assignor.configs import AssignmentConfigs
+from assignor.errors import ConfigException
+from assignor.process_id import ProcessId
+from assignor.state import ApplicationState, KafkaStreamsState, TaskInfo, TaskTopicPartition, TopicPartition
+from assignor.task_id import TaskId, TaskIdFormatError
+
+DEFAULT_ASSIGNOR = "high_availability"
+LATEST_OFFSET = -2  # the client runs the task as active: caught up by definition
+UNKNOWN_OFFSET = -3  # the offset is unknown
+MAX_LONG = (1 << 63) - 1
+
+# The `applications` table's columns that a scenario's `configs` may carry (tables.md), besides the
+# AssignmentConfigs fields themselves.
+_ASSIGNMENT_CONFIG_KEYS = (
+    "acceptable_recovery_lag",
+    "max_warmup_replicas",
+    "num_standby_replicas",
+    "probing_rebalance_interval_ms",
+    "rack_aware_assignment_tags",
+    "rack_aware_assignment_strategy",
+    "rack_aware_traffic_cost",
+    "rack_aware_non_overlap_cost",
+)
+_CONFIG_KEYS = (*_ASSIGNMENT_CONFIG_KEYS, "assignor", "assignor_configs")
+
+
+class ScenarioError(ValueError):
+    """Unusable input (INVALID_INPUT): ``path`` is the JSON path of the offending field."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerHistory:
+    """One consumer (stream thread) of a client and what it owned before this rebalance.
+
+    ``has_history`` is False for a consumer given as a plain string: it then owned nothing we know of, so
+    the within-client distribution starts without stickiness for it.
+    """
+
+    consumer_id: str
+    prev_active: frozenset[TaskId] = frozenset()
+    prev_standby: frozenset[TaskId] = frozenset()
+    has_history: bool = False
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A loaded scenario: the assignor's input plus what the planner needs around it."""
+
+    app_id: str | None
+    application_state: ApplicationState
+    assignor: str
+    assignor_configured: bool  # True when `configs.assignor` named it (errors then point there)
+    assignor_configs: Mapping[str, str]
+    lags_computed: bool
+    end_offset_sums: Mapping[TaskId, int]  # every task with a changelog partition
+    consumers: Mapping[ProcessId, tuple[ConsumerHistory, ...]]  # sorted by consumer id
+    warnings: tuple[str, ...] = ()
+    source: str = "<scenario>"
+
+    @property
+    def now_ms(self) -> int:
+        return self.application_state.now_ms
+
+    def with_now_ms(self, now_ms: int) -> Scenario:
+        state = self.application_state
+        return replace(
+            self, application_state=ApplicationState(state.tasks, state.clients, state.configs, now_ms)
+        )
+
+    def client(self, process_id: ProcessId) -> KafkaStreamsState | None:
+        return self.application_state.clients.get(process_id)
+
+
+# --- small helpers ------------------------------------------------------------------------------------
+
+
+def _key_path(base: str, key: str) -> str:
+    """A map key in a JSON path: ``clients[0].lags["0_1"]``."""
+    return f"{base}[{json.dumps(key)}]"
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _require_type(value: object, kind: type | tuple[type, ...], path: str, what: str) -> None:
+    ok = isinstance(value, kind) and not (isinstance(value, bool) and kind in (int, (int,)))
+    if not ok:
+        raise ScenarioError(path, f"must be {what}, got {json.dumps(value)[:60]}")
+
+
+def _optional_list(obj: Mapping[str, Any], key: str, path: str) -> list:
+    value = obj.get(key)
+    if value is None:
+        return []
+    _require_type(value, list, f"{path}.{key}", "a list")
+    return value
+
+
+def _parse_task_id(text: object, path: str) -> TaskId:
+    if not isinstance(text, str):
+        raise ScenarioError(path, f"task id must be a string, got {json.dumps(text)[:60]}")
+    try:
+        return TaskId.parse(text)
+    except TaskIdFormatError as e:
+        raise ScenarioError(path, str(e)) from None
+
+
+@dataclass
+class _Loader:
+    """Walks one scenario dict in document order; the first problem met is the one reported."""
+
+    source: str
+    warnings: list[str] = field(default_factory=list)
+
+    def warn(self, path: str, message: str) -> None:
+        self.warnings.append(f"{path}: {message}")
+
+    # --- configs --------------------------------------------------------------------------------------
+    def configs(self, raw: object) -> tuple[AssignmentConfigs, str | None, dict[str, str]]:
+        if raw is None:
+            return AssignmentConfigs(), None, {}
+        _require_type(raw, dict, "configs", "an object")
+        for key in raw:
+            if key not in _CONFIG_KEYS:
+                raise ScenarioError(
+                    _key_path("configs", key) if not key.isidentifier() else f"configs.{key}",
+                    f"unknown config key (known: {', '.join(_CONFIG_KEYS)})",
+                )
+        # A null takes the default, as a null column of the `applications` table does.
+        values = {key: raw[key] for key in _ASSIGNMENT_CONFIG_KEYS if raw.get(key) is not None}
+        try:
+            configs = AssignmentConfigs(**values)
+        except ConfigException as e:
+            raise ScenarioError(
+                f"configs.{e.config}", f"{e.reason}, got {json.dumps(e.value)[:60]}"
+            ) from None
+        assignor = raw.get("assignor")
+        if assignor is not None:
+            _require_type(assignor, str, "configs.assignor", "a string")
+            if not assignor:
+                raise ScenarioError("configs.assignor", "must not be empty")
+        return configs, assignor, self.assignor_configs(raw.get("assignor_configs"))
+
+    def assignor_configs(self, raw: object) -> dict[str, str]:
+        if raw is None:
+            return {}
+        _require_type(raw, dict, "configs.assignor_configs", "an object of strings")
+        for key, value in raw.items():
+            _require_type(value, str, _key_path("configs.assignor_configs", key), "a string")
+        return dict(sorted(raw.items()))
+
+    # --- tasks ----------------------------------------------------------------------------------------
+    def tasks(self, raw: object) -> list[TaskInfo]:
+        if raw is None:
+            raise ScenarioError("tasks", 'missing (an application without tasks has `"tasks": []`)')
+        _require_type(raw, list, "tasks", "a list")
+        seen: dict[TaskId, int] = {}
+        named: bool | None = None
+        infos = []
+        for i, entry in enumerate(raw):
+            path = f"tasks[{i}]"
+            _require_type(entry, dict, path, "an object")
+            task = _parse_task_id(entry.get("id"), f"{path}.id")
+            if task in seen:
+                raise ScenarioError(f"{path}.id", f"duplicate task id {task} (also tasks[{seen[task]}])")
+            seen[task] = i
+            is_named = task.topology_name is not None
+            if named is None:
+                named = is_named
+            elif named != is_named:
+                raise ScenarioError(f"{path}.id", "named and unnamed task ids mixed in one application")
+            infos.append(self.task(entry, task, path))
+        return infos
+
+    def task(self, entry: Mapping[str, Any], task: TaskId, path: str) -> TaskInfo:
+        stores = _optional_list(entry, "stores", path)
+        for j, store in enumerate(stores):
+            _require_type(store, str, f"{path}.stores[{j}]", "a string")
+        stateful = entry.get("stateful")
+        if stateful is not None:
+            _require_type(stateful, bool, f"{path}.stateful", "true or false")
+            # The tables can only say "has a state store", so the flag may not claim anything else.
+            if stateful != bool(stores):
+                raise ScenarioError(
+                    f"{path}.stateful",
+                    f"is {str(stateful).lower()} but the task has {len(stores)} stores "
+                    "(stateful must equal bool(stores))",
+                )
+        partitions = tuple(
+            self.partition(p, f"{path}.partitions[{j}]")
+            for j, p in enumerate(_optional_list(entry, "partitions", path))
+        )
+        return TaskInfo(task, bool(stores), frozenset(stores), partitions)
+
+    def partition(self, raw: object, path: str) -> TaskTopicPartition:
+        _require_type(raw, dict, path, "an object")
+        topic = raw.get("topic")
+        _require_type(topic, str, f"{path}.topic", "a string")
+        number = raw.get("partition")
+        if not _is_int(number) or number < 0:
+            raise ScenarioError(f"{path}.partition", f"must be an integer >= 0, got {json.dumps(number)}")
+        flags = {}
+        for key in ("source", "changelog"):
+            flags[key] = raw.get(key, False)
+            _require_type(flags[key], bool, f"{path}.{key}", "true or false")
+        racks = _optional_list(raw, "racks", path)
+        for j, rack in enumerate(racks):
+            _require_type(rack, str, f"{path}.racks[{j}]", "a string")
+        return TaskTopicPartition(
+            TopicPartition(topic, number),
+            flags["source"],
+            flags["changelog"],
+            frozenset(r for r in racks if r),
+        )
+
+    # --- clients --------------------------------------------------------------------------------------
+    def task_list(self, raw: object, path: str, known: Mapping[TaskId, TaskInfo]) -> set[TaskId]:
+        """Task ids of a previous list: unparsable ids are unusable, unknown ones are dropped (Kafka filters
+        them after a topology change)."""
+        if raw is None:
+            return set()
+        _require_type(raw, list, path, "a list of task ids")
+        tasks = set()
+        for j, text in enumerate(raw):
+            task = _parse_task_id(text, f"{path}[{j}]")
+            if task in known:
+                tasks.add(task)
+            else:
+                self.warn(f"{path}[{j}]", f"unknown task {task} dropped")
+        return tasks
+
+    def consumers(
+        self, raw: Mapping[str, Any], path: str, known: Mapping[TaskId, TaskInfo], seen: dict[str, str]
+    ) -> list[ConsumerHistory]:
+        entries = _optional_list(raw, "consumers", path)
+        result = []
+        for j, entry in enumerate(entries):
+            entry_path = f"{path}.consumers[{j}]"
+            if isinstance(entry, str):
+                consumer, id_path = ConsumerHistory(entry), entry_path
+            else:
+                _require_type(entry, dict, entry_path, "a consumer id or an object with `id`")
+                id_path = f"{entry_path}.id"
+                _require_type(entry.get("id"), str, id_path, "a string")
+                active = self.task_list(entry.get("prev_active"), f"{entry_path}.prev_active", known)
+                standby = self.task_list(entry.get("prev_standby"), f"{entry_path}.prev_standby", known)
+                consumer = ConsumerHistory(entry["id"], frozenset(active), frozenset(standby), True)
+            if not consumer.consumer_id:
+                raise ScenarioError(id_path, "consumer id must not be empty")
+            if consumer.consumer_id in seen:
+                raise ScenarioError(
+                    id_path,
+                    f"duplicate consumer id {consumer.consumer_id!r} (also {seen[consumer.consumer_id]})",
+                )
+            seen[consumer.consumer_id] = id_path
+            result.append(consumer)
+        return result
+
+    def threads(self, raw: Mapping[str, Any], path: str, has_consumers: bool) -> int:
+        threads = raw.get("threads")
+        if threads is not None and (not _is_int(threads) or threads < 0):
+            raise ScenarioError(f"{path}.threads", f"must be an integer >= 0, got {json.dumps(threads)[:60]}")
+        if not has_consumers and (threads is None or threads < 1):
+            raise ScenarioError(f"{path}.threads", "a client without consumers needs threads >= 1")
+        return threads or 0
+
+    def previous_tasks(
+        self,
+        raw: Mapping[str, Any],
+        path: str,
+        known: Mapping[TaskId, TaskInfo],
+        consumers: list[ConsumerHistory],
+    ) -> tuple[set[TaskId], set[TaskId]]:
+        lists = {}
+        for key in ("prev_active", "prev_standby"):
+            given = self.task_list(raw.get(key), f"{path}.{key}", known) if raw.get(key) is not None else None
+            with_history = [c for c in consumers if c.has_history]
+            if with_history:
+                union = set().union(*(getattr(c, key) for c in with_history))
+                # Per-consumer history is the finer truth: a client-level list may repeat it, not contradict
+                # it.
+                if given is not None and given != union:
+                    raise ScenarioError(
+                        f"{path}.{key}",
+                        f"disagrees with the union of the consumers' {key} lists: "
+                        f"{sorted(str(t) for t in given)} != {sorted(str(t) for t in union)}",
+                    )
+                lists[key] = union
+            else:
+                lists[key] = given or set()
+        active, standby = lists["prev_active"], lists["prev_standby"]
+        for task in sorted(active & standby):
+            self.warn(path, f"task {task} is in both prev_active and prev_standby: kept as active")
+        return active, standby - active
+
+    def reported_lags(self, raw: object, path: str, known: Mapping[TaskId, TaskInfo]) -> dict[TaskId, int]:
+        if raw is None:
+            return {}
+        _require_type(raw, dict, path, "an object of task id -> lag")
+        lags = {}
+        for key, value in raw.items():
+            key_path = _key_path(path, key)
+            task = _parse_task_id(key, key_path)
+            if not _is_int(value) or not (value in (LATEST_OFFSET, UNKNOWN_OFFSET) or 0 <= value <= MAX_LONG):
+                raise ScenarioError(
+                    key_path,
+                    f"lag must be -2 (running active), -3 (unknown) or 0..2^63-1, got {json.dumps(value)}",
+                )
+            if task not in known:
+                self.warn(key_path, f"unknown task {task} dropped")
+            elif known[task].has_changelog:  # lags of tasks without a changelog mean nothing: ignored
+                lags[task] = value
+        return lags
+
+    def tags(self, raw: Mapping[str, Any], path: str, required: Sequence[str]) -> dict[str, str]:
+        tags = raw.get("tags")
+        if tags is None:
+            tags = {}
+        _require_type(tags, dict, f"{path}.tags", "an object of strings")
+        for key, value in tags.items():
+            _require_type(value, str, _key_path(f"{path}.tags", key), "a string")
+        for key in required:
+            if key not in tags:
+                raise ScenarioError(
+                    f"{path}.tags", f"missing tag {key!r} listed in configs.rack_aware_assignment_tags"
+                )
+        return dict(sorted(tags.items()))
+
+    def optional_string(self, raw: Mapping[str, Any], key: str, path: str) -> str | None:
+        value = raw.get(key)
+        if value is None:
+            return None
+        _require_type(value, str, f"{path}.{key}", "a string or null")
+        return value or None  # an empty rack means unknown, as in the tables
+
+
+def _end_offset_sums(
+    stateful: Sequence[TaskId], reported: Mapping[ProcessId, Mapping[TaskId, int]]
+) -> dict[TaskId, int]:
+    """A client with no state for a task lags by the whole changelog, so the largest non-negative lag
+    reported for a task is its end-offset sum (0 when nobody reports one: empty changelogs)."""
+    sums = {}
+    for task in stateful:
+        values = [lags[task] for lags in reported.values() if lags.get(task, -1) >= 0]
+        sums[task] = max(values, default=0)
+    return sums
+
+
+def _client_lags(
+    stateful: Sequence[TaskId],
+    reported: Mapping[TaskId, int],
+    prev_active: set[TaskId],
+    end_offset_sums: Mapping[TaskId, int],
+    lags_computed: bool,
+) -> dict[TaskId, int]:
+    lags = {}
+    for task in stateful:
+        value = reported.get(task)
+        if value is None:
+            value = LATEST_OFFSET if task in prev_active else end_offset_sums[task]
+        if not lags_computed and value != LATEST_OFFSET:
+            value = UNKNOWN_OFFSET  # no end offsets: only running actives know where they stand
+        lags[task] = value
+    return lags
+
+
+def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -> Scenario:
+    """Check a scenario dict (scenario.md) and build the application's state; raise `ScenarioError`."""
+    if not isinstance(obj, dict):
+        raise ScenarioError("$", "a scenario must be a JSON object")
+    loader = _Loader(source)
+    app_id = obj.get("app_id")
+    if app_id is not None:
+        _require_type(app_id, str, "app_id", "a string")
+    configs, assignor, assignor_configs = loader.configs(obj.get("configs"))
+    lags_computed = obj.get("lags_computed", True)
+    _require_type(lags_computed, bool, "lags_computed", "true or false")
+    task_infos = loader.tasks(obj.get("tasks"))
+    known = {info.id: info for info in task_infos}
+    stateful = sorted(t for t, info in known.items() if info.has_changelog)
+
+    raw_clients = obj.get("clients")
+    if raw_clients is None:
+        raise ScenarioError("clients", "no clients")
+    _require_type(raw_clients, list, "clients", "a list")
+    if not raw_clients:
+        raise ScenarioError("clients", "no clients")
+
+    seen_pids: dict[ProcessId, str] = {}
+    seen_consumers: dict[str, str] = {}
+    parsed = []
+    for i, raw in enumerate(raw_clients):
+        path = f"clients[{i}]"
+        _require_type(raw, dict, path, "an object")
+        text = raw.get("process_id")
+        try:
+            pid = ProcessId.parse(text)
+        except ValueError as e:
+            raise ScenarioError(f"{path}.process_id", str(e)) from None
+        if pid in seen_pids:
+            raise ScenarioError(f"{path}.process_id", f"duplicate process id {pid} (also {seen_pids[pid]})")
+        seen_pids[pid] = path
+        consumers = loader.consumers(raw, path, known, seen_consumers)
+        threads = loader.threads(raw, path, bool(consumers))
+        if not consumers:
+            consumers = [ConsumerHistory(f"{pid}-{n}") for n in range(1, threads + 1)]
+            for consumer in consumers:
+                if consumer.consumer_id in seen_consumers:
+                    raise ScenarioError(
+                        f"{path}.threads",
+                        f"generated consumer id {consumer.consumer_id!r} clashes with "
+                        f"{seen_consumers[consumer.consumer_id]}",
+                    )
+                seen_consumers[consumer.consumer_id] = f"{path}.threads"
+        prev_active, prev_standby = loader.previous_tasks(raw, path, known, consumers)
+        lags = loader.reported_lags(raw.get("lags"), f"{path}.lags", known)
+        tags = loader.tags(raw, path, configs.rack_aware_assignment_tags)
+        rack = loader.optional_string(raw, "rack", path)
+        host_info = loader.optional_string(raw, "host_info", path)
+        parsed.append((pid, consumers, prev_active, prev_standby, lags, tags, rack, host_info))
+
+    end_sums = _end_offset_sums(stateful, {p[0]: p[4] for p in parsed})
+    states = []
+    consumer_map = {}
+    for pid, consumers, prev_active, prev_standby, lags, tags, rack, host_info in parsed:
+        consumers = sorted(consumers, key=lambda c: c.consumer_id)
+        consumer_map[pid] = tuple(consumers)
+        states.append(
+            KafkaStreamsState(
+                process_id=pid,
+                num_processing_threads=len(consumers),
+                consumer_client_ids=tuple(c.consumer_id for c in consumers),
+                previous_active_tasks=frozenset(prev_active),
+                previous_standby_tasks=frozenset(prev_standby),
+                # What a consumer owned is what it has local state for (Kafka: its offset-sum map's keys).
+                consumer_previous_stateful_tasks=MappingProxyType(
+                    {c.consumer_id: c.prev_active | c.prev_standby for c in consumers}
+                ),
+                task_lags=MappingProxyType(
+                    _client_lags(stateful, lags, prev_active, end_sums, lags_computed)
+                ),
+                host_info=host_info,
+                client_tags=MappingProxyType(tags),
+                rack_id=rack,
+            )
+        )
+    state = ApplicationState.of(task_infos, states, configs, now_ms)
+    return Scenario(
+        app_id=app_id,
+        application_state=state,
+        assignor=assignor or DEFAULT_ASSIGNOR,
+        assignor_configured=assignor is not None,
+        assignor_configs=MappingProxyType(assignor_configs),
+        lags_computed=lags_computed,
+        end_offset_sums=MappingProxyType(end_sums),
+        consumers=MappingProxyType(dict(sorted(consumer_map.items()))),
+        warnings=tuple(loader.warnings),
+        source=source,
+    )
+
+
+def read_json_file(path: str | Path) -> object:
+    """Parse a JSON file; unreadable files and bad JSON are a `ScenarioError` at the root path ``$``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ScenarioError("$", f"cannot read file: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError("$", f"not UTF-8 text: {e}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ScenarioError("$", f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+
+
+def load_scenario_file(path: str | Path, *, now_ms: int = 0) -> Scenario:
+    return load_scenario(read_json_file(path), source=str(path), now_ms=now_ms)
