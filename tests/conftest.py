@@ -36,3 +36,13 @@ def spark(tmp_path_factory):
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_oracle():
+    """One JVM running Kafka's own assignors for the session (tests/kafka_oracle.py); needs `make setup`."""
+    from tests.kafka_oracle import KafkaOracle
+
+    oracle = KafkaOracle()
+    yield oracle
+    oracle.close()

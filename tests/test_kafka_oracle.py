@@ -1,0 +1,153 @@
+"""The Kafka oracle reproduces Kafka's own answers to the example scenarios (../shared/scenarios/kafka/).
+
+Those answers came from Kafka's source of late October 2024; the oracle runs the pinned release's jars.
+HA and the rack optimizers use sorted orders only, so they must match exactly. The KIP-924 sticky assignor
+and the fallback iterate Java hash sets (POLICY.md 3): actives match exactly, standbys are compared by how
+many replicas each task got, and exactly where the hash order is reproduced (all fallback examples but 007,
+whose stateful-task HashSet was filled in an order the scenario does not record).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.kafka_oracle import MODES, per_client, request_line
+
+pytestmark = pytest.mark.kafka_oracle
+
+NOW_MS = 1_700_000_000_000
+# Fallback examples whose standby placement depends on a HashSet insertion order we cannot recover.
+FALLBACK_HASH_ORDER_EXAMPLES = {"example-007"}
+
+
+def _examples(shared: Path) -> list[tuple[str, str]]:
+    pairs = []
+    for answer in sorted((shared / "scenarios" / "kafka").glob("example-*.json")):
+        name, mode, _ = answer.name.split(".")
+        pairs.append((name, mode))
+    return pairs
+
+
+def _shared() -> Path:
+    import os
+
+    configured = os.environ.get("SHARED_DIR")
+    root = Path(configured) if configured else Path(__file__).resolve().parents[1] / ".." / "shared"
+    return root.resolve()
+
+
+EXAMPLES = _examples(_shared())
+
+
+@pytest.fixture(scope="module")
+def oracle_answers(kafka_oracle, shared_dir):
+    """Every example run through the oracle in one batch: (name, mode) -> (scenario, kafka file, oracle)."""
+    lines, keys = [], []
+    for name, mode in EXAMPLES:
+        scenario = json.loads((shared_dir / "scenarios" / f"{name}.json").read_text())
+        lines.append(request_line(scenario, mode, now_ms=NOW_MS))
+        keys.append((name, mode, scenario))
+    results = kafka_oracle.run_lines(lines)
+    answers = {}
+    for (name, mode, scenario), result in zip(keys, results):
+        kafka = json.loads((shared_dir / "scenarios" / "kafka" / f"{name}.{mode}.json").read_text())
+        answers[(name, mode)] = (scenario, kafka, result)
+    return answers
+
+
+def _standbys_per_task(result: dict) -> Counter:
+    return Counter(task for client in result["assignment"] for task in client["standby"])
+
+
+def test_every_example_answer_is_covered():
+    assert len(EXAMPLES) >= 30
+    assert {mode for _, mode in EXAMPLES} == set(MODES)
+
+
+@pytest.mark.parametrize(("name", "mode"), EXAMPLES, ids=[f"{n}.{m}" for n, m in EXAMPLES])
+def test_oracle_runs_and_validates_like_kafka(oracle_answers, name, mode):
+    _, kafka, result = oracle_answers[(name, mode)]
+    assert result["status"] == "OK", result.get("exception")
+    assert result["error"] == kafka["validation_error"]
+    assert result["probing_rebalance"] == kafka["probing_rebalance"]
+    assert {c["process_id"] for c in result["assignment"]} == {c["process_id"] for c in kafka["assignment"]}
+
+
+@pytest.mark.parametrize("name", [n for n, m in EXAMPLES if m == "high_availability"], ids=lambda n: n)
+def test_high_availability_matches_kafka_exactly(oracle_answers, name):
+    _, kafka, result = oracle_answers[(name, "high_availability")]
+    assert per_client(result) == per_client(kafka)
+
+
+@pytest.mark.parametrize(
+    ("name", "mode"),
+    [(n, m) for n, m in EXAMPLES if m.startswith("optimize_rack")],
+    ids=[f"{n}.{m}" for n, m in EXAMPLES if m.startswith("optimize_rack")],
+)
+def test_rack_optimizers_match_kafka_counts_and_assignment(oracle_answers, name, mode):
+    _, kafka, result = oracle_answers[(name, mode)]
+    for key, value in kafka["rack_cost"].items():
+        assert result["rack_cost"][key] == value, key
+    assert per_client(result) == per_client(kafka)
+
+
+@pytest.mark.parametrize(
+    ("name", "mode"),
+    [(n, m) for n, m in EXAMPLES if m in ("sticky", "fallback_prior")],
+    ids=[f"{n}.{m}" for n, m in EXAMPLES if m in ("sticky", "fallback_prior")],
+)
+def test_hash_order_assignors_match_kafka_actives_and_standby_counts(oracle_answers, name, mode):
+    _, kafka, result = oracle_answers[(name, mode)]
+    ours = {pid: active for pid, (active, _) in per_client(result).items()}
+    theirs = {pid: active for pid, (active, _) in per_client(kafka).items()}
+    assert ours == theirs
+    assert _standbys_per_task(result) == _standbys_per_task(kafka)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n for n, m in EXAMPLES if m == "fallback_prior" and n not in FALLBACK_HASH_ORDER_EXAMPLES],
+    ids=lambda n: n,
+)
+def test_fallback_prior_matches_kafka_exactly_where_hash_order_is_reproduced(oracle_answers, name):
+    _, kafka, result = oracle_answers[(name, "fallback_prior")]
+    assert per_client(result) == per_client(kafka)
+
+
+def test_fallback_requests_probing_on_smallest_process_id(oracle_answers):
+    scenario, _, result = oracle_answers[("example-001", "fallback_prior")]
+    with_deadline = [c for c in result["assignment"] if c["followup_rebalance_deadline_ms"] is not None]
+    assert len(with_deadline) == 1
+    interval = scenario["configs"]["probing_rebalance_interval_ms"]
+    assert with_deadline[0]["followup_rebalance_deadline_ms"] == NOW_MS + interval
+
+
+def test_high_availability_without_end_offsets_runs_the_fallback(kafka_oracle, shared_dir):
+    scenario = json.loads((shared_dir / "scenarios" / "example-004.json").read_text())
+    scenario["lags_computed"] = False
+    (ha,) = kafka_oracle.run([scenario], "high_availability")
+    (fallback,) = kafka_oracle.run([scenario], "fallback_prior")
+    assert ha["assignor"] == "fallback_prior"
+    assert ha["probing_rebalance"] is True
+    assert per_client(ha) == per_client(fallback)
+
+
+def test_repeat_reports_warm_median_and_same_answer(kafka_oracle, shared_dir):
+    scenario = json.loads((shared_dir / "scenarios" / "example-003.json").read_text())
+    (cold,) = kafka_oracle.run([scenario], "high_availability")
+    (warm,) = kafka_oracle.run([scenario], "high_availability", repeat=3)
+    assert cold["timing"]["warm_median_ms"] is None
+    assert warm["timing"]["repeat"] == 3 and warm["timing"]["warm_median_ms"] >= 0
+    assert per_client(warm) == per_client(cold)
+
+
+def test_bad_request_reports_an_exception_and_keeps_serving(kafka_oracle, shared_dir):
+    broken = {"clients": [{"process_id": "not-a-uuid", "threads": 1}], "tasks": [], "mode": "sticky"}
+    scenario = json.loads((shared_dir / "scenarios" / "example-008.json").read_text())
+    bad, good = kafka_oracle.run_lines([json.dumps(broken), request_line(scenario, "high_availability")])
+    assert bad["status"] == "EXCEPTION" and "UUID" in bad["exception"]
+    assert good["status"] == "OK"
