@@ -1,0 +1,167 @@
+"""``python -m assignor``: plan or check one application given as a scenario file (scenario.md).
+
+Exit codes: 0 when the result's status is OK, 1 for INVALID_ASSIGNMENT or ASSIGNOR_FAILED (the result is
+still printed), 2 for unusable input: one line ``error: FILE: JSON-PATH: reason`` on stderr, nothing on
+stdout.
+
+Subcommands are listed in `SUBCOMMANDS`; another one (``optimize-rack``) registers itself by adding a
+`Subcommand` there, reusing `read_input`, `emit_result` and `UsageError`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from assignor.planner import evaluate_assignment, parse_external_assignment, plan
+from assignor.scenario import Scenario, ScenarioError, load_scenario, read_json_file
+
+EXIT_OK = 0
+EXIT_NOT_OK = 1
+EXIT_UNUSABLE_INPUT = 2
+
+
+class UsageError(Exception):
+    """Unusable input in one file: printed as ``error: FILE: JSON-PATH: reason``."""
+
+    def __init__(self, file: str, path: str, reason: str) -> None:
+        super().__init__(f"{file}: {path}: {reason}")
+        self.file = file
+        self.path = path
+        self.reason = reason
+
+    @classmethod
+    def of(cls, file: str, error: ScenarioError) -> UsageError:
+        return cls(file, error.path, error.reason)
+
+
+def read_input(file: str) -> Any:
+    try:
+        return read_json_file(file)
+    except ScenarioError as e:
+        raise UsageError.of(file, e) from None
+
+
+def read_scenario(file: str, now_ms: int = 0) -> Scenario:
+    obj = read_input(file)
+    try:
+        return load_scenario(obj, source=file, now_ms=now_ms)
+    except ScenarioError as e:
+        raise UsageError.of(file, e) from None
+
+
+def render(result: dict[str, Any]) -> str:
+    """Deterministic text: the result's own key order (scenario.md's), fixed indentation."""
+    return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+
+
+def emit_result(result: dict[str, Any], out: str | None, stdout: TextIO) -> int:
+    text = render(result)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    else:
+        stdout.write(text)
+    return EXIT_OK if result["status"] == "OK" else EXIT_NOT_OK
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+# --- plan --------------------------------------------------------------------------------------
+
+
+def _add_plan(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", metavar="SCENARIO.json")
+    parser.add_argument(
+        "--assignor",
+        metavar="NAME|module:Class",
+        help="overrides configs.assignor: high_availability (default), sticky, fallback_prior, module:Class",
+    )
+    parser.add_argument(
+        "--now-ms", type=int, help="planning instant in epoch ms (follow-up deadlines); default: now"
+    )
+    parser.add_argument("--out", metavar="FILE", help="write the result there instead of stdout")
+
+
+def _run_plan(args: argparse.Namespace, stdout: TextIO) -> int:
+    now_ms = args.now_ms if args.now_ms is not None else _now_ms()
+    scenario = read_scenario(args.scenario, now_ms)
+    try:
+        result = plan(scenario, assignor=args.assignor).as_dict()
+    except ScenarioError as e:  # an unusable assignor name
+        raise UsageError.of(args.scenario, e) from None
+    return emit_result(result, args.out, stdout)
+
+
+# --- validate --------------------------------------------------------------------------------------
+
+
+def _add_validate(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", metavar="SCENARIO.json")
+    parser.add_argument("assignment", metavar="ASSIGNMENT.json", help="any object with an `assignment` list")
+    parser.add_argument("--out", metavar="FILE", help="write the result there instead of stdout")
+
+
+def _run_validate(args: argparse.Namespace, stdout: TextIO) -> int:
+    scenario = read_scenario(args.scenario)
+    try:
+        task_assignment = parse_external_assignment(read_input(args.assignment))
+    except ScenarioError as e:
+        raise UsageError.of(args.assignment, e) from None
+    return emit_result(evaluate_assignment(scenario, task_assignment).as_dict(), args.out, stdout)
+
+
+# --- wiring --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, TextIO], int]
+
+
+SUBCOMMANDS: list[Subcommand] = [
+    Subcommand("plan", "plan one application and print the result JSON", _add_plan, _run_plan),
+    Subcommand(
+        "validate",
+        "check an assignment computed elsewhere against a scenario",
+        _add_validate,
+        _run_validate,
+    ),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m assignor", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for sub in SUBCOMMANDS:
+        sub_parser = commands.add_parser(sub.name, help=sub.help)
+        sub.add_arguments(sub_parser)
+        sub_parser.set_defaults(run=sub.run)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args, stdout)
+    except UsageError as e:
+        stderr.write(f"error: {e.file}: {e.path}: {_one_line(e.reason)}\n")
+        return EXIT_UNUSABLE_INPUT
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,142 @@
+"""Quality figures of one application's result (scenario.md "Metrics"; the same feed `assignment_results`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+
+from assignor.assignment import ACTIVE, STANDBY, KafkaStreamsAssignment
+from assignor.process_id import ProcessId
+from assignor.scenario import LATEST_OFFSET, MAX_LONG, UNKNOWN_OFFSET, Scenario
+from assignor.task_id import TaskId
+
+
+@dataclass(frozen=True, slots=True)
+class ClientTasks:
+    """What one client holds in a result, as plain sets (``standby`` includes the warmups)."""
+
+    active: frozenset[TaskId] = frozenset()
+    standby: frozenset[TaskId] = frozenset()
+    warmup: frozenset[TaskId] = frozenset()
+
+    @classmethod
+    def of(cls, assignment: KafkaStreamsAssignment) -> ClientTasks:
+        tasks = assignment.tasks().values()
+        return cls(
+            frozenset(a.id for a in tasks if a.type is ACTIVE),
+            frozenset(a.id for a in tasks if a.type is STANDBY),
+            frozenset(a.id for a in tasks if a.is_warmup),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AssignmentMetrics:
+    """Field order is the order of the result's ``metrics`` object."""
+
+    active_moves: int
+    standby_moves: int
+    warmups: int
+    cross_rack_cost: int | None
+    restore_lag: int
+    max_tasks_per_thread: float
+    min_tasks_per_thread: float
+    num_clients: int
+    num_threads: int
+    num_tasks: int
+    num_stateful_tasks: int
+
+    def as_dict(self) -> dict[str, int | float | None]:
+        return asdict(self)
+
+
+def compute_metrics(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> AssignmentMetrics:
+    state = scenario.application_state
+    loads = [
+        len(result.get(pid, ClientTasks()).active) / c.num_processing_threads
+        for pid, c in state.clients.items()
+    ]
+    return AssignmentMetrics(
+        active_moves=count_active_moves(scenario, result),
+        standby_moves=count_standby_moves(scenario, result),
+        warmups=sum(len(tasks.warmup) for tasks in result.values()),
+        cross_rack_cost=cross_rack_cost(scenario, result),
+        restore_lag=restore_lag(scenario, result),
+        max_tasks_per_thread=max(loads, default=0.0),
+        min_tasks_per_thread=min(loads, default=0.0),
+        num_clients=len(state.clients),
+        num_threads=sum(c.num_processing_threads for c in state.clients.values()),
+        num_tasks=len(state.tasks),
+        num_stateful_tasks=len(scenario.end_offset_sums),
+    )
+
+
+def count_active_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int:
+    """Previously active tasks now active on a client that did not hold them active, or on none."""
+    clients = scenario.application_state.clients
+    previously_active = {t for c in clients.values() for t in c.previous_active_tasks}
+    moved = 0
+    for task in previously_active:
+        holders = [pid for pid, tasks in result.items() if task in tasks.active]
+        if not holders or any(
+            pid not in clients or task not in clients[pid].previous_active_tasks for pid in holders
+        ):
+            moved += 1
+    return moved
+
+
+def count_standby_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int:
+    """Standbys (warmups excluded) on a client that held the task in neither role before."""
+    clients = scenario.application_state.clients
+    moves = 0
+    for pid, tasks in result.items():
+        client = clients.get(pid)
+        before = client.previous_active_tasks | client.previous_standby_tasks if client else frozenset()
+        moves += sum(1 for task in tasks.standby - tasks.warmup if task not in before)
+    return moves
+
+
+def restore_lag(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int:
+    """Records to restore before the actives placed on clients that are not caught up can run."""
+    clients = scenario.application_state.clients
+    acceptable = scenario.application_state.configs.acceptable_recovery_lag
+    total = 0
+    for pid, tasks in result.items():
+        client = clients.get(pid)
+        if client is None or client.task_lags is None:
+            continue
+        for task in tasks.active:
+            lag = client.task_lags.get(task)
+            if lag is None or lag == LATEST_OFFSET or 0 <= lag <= acceptable:
+                continue  # no changelog, or caught up
+            total += scenario.end_offset_sums[task] if lag == UNKNOWN_OFFSET else lag
+    return min(total, MAX_LONG)
+
+
+def cross_rack_cost(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int | None:
+    """Cross-rack fetches in steady state: actives' source partitions and standbys' changelog partitions
+    with no replica on the client's rack. None when a client's rack or a counted partition's racks is
+    unknown, as a partial figure would mislead."""
+    state = scenario.application_state
+    if any(client.rack_id is None for client in state.clients.values()):
+        return None
+    cost = 0
+    for pid, tasks in result.items():
+        client = state.clients.get(pid)
+        if client is None:
+            continue
+        for task, partitions in _counted_partitions(scenario, tasks):
+            for partition in partitions:
+                if not partition.rack_ids:
+                    return None
+                cost += client.rack_id not in partition.rack_ids
+    return cost
+
+
+def _counted_partitions(scenario: Scenario, tasks: ClientTasks) -> Iterable:
+    infos = scenario.application_state.tasks
+    for task in tasks.active:  # the sum does not depend on the order
+        if task in infos:
+            yield task, infos[task].source_partitions
+    for task in tasks.standby:
+        if task in infos:
+            yield task, infos[task].changelog_partitions

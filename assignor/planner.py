@@ -1,0 +1,318 @@
+"""Planning one application: scenario in, result object out (scenario.md), the same for the CLI and the
+fleet job.
+
+The assignor, built-in or custom, is used only through the KIP-924 `TaskAssignor` protocol (POLICY.md §4):
+``configure(assignor_configs)``, ``assign(application_state)``, validation, then
+``on_assignment_computed``. An assignor that raises keeps the previous assignment and asks every client for
+an immediate follow-up rebalance (status ``ASSIGNOR_FAILED``).
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
+from assignor.distribution import ConsumerTasks, distribute_client_tasks, task_order
+from assignor.errors import AssignmentError
+from assignor.metrics import AssignmentMetrics, ClientTasks, compute_metrics
+from assignor.process_id import ProcessId
+from assignor.registry import FALLBACK_PRIOR, HIGH_AVAILABILITY, UnknownAssignorError, load_assignor
+from assignor.scenario import Scenario, ScenarioError, load_scenario
+from assignor.task_assignment_utils import identity_assignment
+from assignor.task_id import TaskId
+from assignor.validation import validate_task_assignment
+
+EXTERNAL = "external"
+LAGS_NOT_COMPUTED_NOTE = (
+    "lags_computed is false (changelog end offsets unknown): high_availability ran as fallback_prior, "
+    "as Kafka does"
+)
+
+
+class PlanStatus(enum.Enum):
+    """tables.md statuses a result object can have (INVALID_INPUT never produces one)."""
+
+    OK = "OK"
+    INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"
+    ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientResult:
+    """One client's row of the result: its tasks, their spread over its consumers, its follow-up."""
+
+    process_id: ProcessId
+    tasks: ClientTasks
+    consumers: Mapping[str, ConsumerTasks]
+    followup_rebalance_deadline_ms: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "process_id": str(self.process_id),
+            "active": _texts(self.tasks.active),
+            "standby": _texts(self.tasks.standby),
+            "warmup": _texts(self.tasks.warmup),
+            "consumers": {
+                consumer: {"active": _texts(tasks.active), "standby": _texts(tasks.standby)}
+                for consumer, tasks in self.consumers.items()
+            },
+            "followup_rebalance_deadline_ms": self.followup_rebalance_deadline_ms,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    assignor: str
+    status: PlanStatus
+    clients: tuple[ClientResult, ...]  # sorted by process id as text
+    error: AssignmentError
+    error_detail: str | None
+    unassigned: tuple[TaskId, ...]
+    metrics: AssignmentMetrics
+    elapsed_ms: float
+    task_assignment: TaskAssignment  # what the assignor returned (or the identity one when it failed)
+
+    @property
+    def probing_rebalance(self) -> bool:
+        return any(c.followup_rebalance_deadline_ms is not None for c in self.clients)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The result object, keys in scenario.md's order."""
+        return {
+            "assignor": self.assignor,
+            "status": self.status.value,
+            "assignment": [client.as_dict() for client in self.clients],
+            "probing_rebalance": self.probing_rebalance,
+            "error": self.error.name,
+            "error_detail": self.error_detail,
+            "unassigned": _texts(self.unassigned),
+            "metrics": self.metrics.as_dict(),
+            "elapsed_ms": self.elapsed_ms,
+        }
+
+
+def _texts(tasks: Iterable[TaskId]) -> list[str]:
+    return [str(t) for t in sorted(tasks, key=task_order)]
+
+
+def _join(parts: Iterable[str | None]) -> str | None:
+    text = "; ".join(p for p in parts if p)
+    return text or None
+
+
+# --- choosing and running the assignor --------------------------------------------------------------------
+
+
+def choose_assignor(scenario: Scenario, override: str | None) -> tuple[str, str, str | None]:
+    """(name to run, JSON path naming where it came from, note for error_detail).
+
+    Without end offsets the HA assignor cannot weigh lags; Kafka then runs the fallback assignor instead
+    (assignors.md §2 step 4), and so do we, saying so.
+    """
+    if override is not None:
+        name, path = override, "--assignor"
+    else:
+        name, path = scenario.assignor, "configs.assignor"
+    if not scenario.lags_computed and name == HIGH_AVAILABILITY:
+        return FALLBACK_PRIOR, path, LAGS_NOT_COMPUTED_NOTE
+    return name, path, None
+
+
+def _as_task_assignment(returned: object) -> TaskAssignment:
+    if isinstance(returned, TaskAssignment):
+        return returned
+    if isinstance(returned, Mapping) or isinstance(returned, (list, tuple)):
+        assignments = TaskAssignment.of(returned)
+        if all(isinstance(a, KafkaStreamsAssignment) for a in assignments):
+            return assignments
+    raise TypeError(f"assign() returned {type(returned).__name__}, not a TaskAssignment")
+
+
+def _failure_message(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+def _failed_assignment(scenario: Scenario) -> TaskAssignment:
+    """POLICY.md §4: keep the previous assignment, and every client rebalances again at once."""
+    now = scenario.now_ms
+    return TaskAssignment.of(
+        a.with_followup_rebalance(now) for a in identity_assignment(scenario.application_state).values()
+    )
+
+
+# --- the result ---------------------------------------------------------------------------------------------
+
+
+def _merged_clients(task_assignment: TaskAssignment) -> dict[ProcessId, tuple[ClientTasks, int | None]]:
+    """Per client, every task it was given in any of its assignment objects (a client listed twice shows
+    both), with the last follow-up deadline given."""
+    merged: dict[ProcessId, tuple[ClientTasks, int | None]] = {}
+    for assignment in task_assignment:
+        pid = assignment.process_id()
+        tasks = ClientTasks.of(assignment)
+        before, deadline = merged.get(pid, (ClientTasks(), None))
+        merged[pid] = (
+            ClientTasks(
+                before.active | tasks.active, before.standby | tasks.standby, before.warmup | tasks.warmup
+            ),
+            assignment.followup_rebalance_deadline()
+            if assignment.followup_rebalance_deadline() is not None
+            else deadline,
+        )
+    return merged
+
+
+def _client_results(
+    scenario: Scenario, merged: Mapping[ProcessId, tuple[ClientTasks, int | None]]
+) -> tuple[ClientResult, ...]:
+    results = []
+    for pid, (tasks, deadline) in merged.items():
+        client = scenario.client(pid)
+        consumers = distribute_client_tasks(client, tasks.active, tasks.standby) if client is not None else {}
+        results.append(ClientResult(pid, tasks, consumers, deadline))
+    return tuple(sorted(results, key=lambda r: str(r.process_id)))
+
+
+def _build_result(
+    scenario: Scenario,
+    assignor: str,
+    status: PlanStatus,
+    task_assignment: TaskAssignment,
+    error: AssignmentError,
+    detail: str | None,
+    unassigned: tuple[TaskId, ...],
+    elapsed_ms: float,
+) -> PlanResult:
+    merged = _merged_clients(task_assignment)
+    return PlanResult(
+        assignor=assignor,
+        status=status,
+        clients=_client_results(scenario, merged),
+        error=error,
+        error_detail=detail,
+        unassigned=unassigned,
+        metrics=compute_metrics(scenario, {pid: tasks for pid, (tasks, _) in merged.items()}),
+        elapsed_ms=round(elapsed_ms, 3),
+        task_assignment=task_assignment,
+    )
+
+
+def plan(scenario: Scenario, *, assignor: str | None = None) -> PlanResult:
+    """Run the chosen assignor on a loaded scenario; raise `ScenarioError` for an unusable assignor name."""
+    name, path, note = choose_assignor(scenario, assignor)
+    try:
+        instance = load_assignor(name)
+    except UnknownAssignorError as e:
+        raise ScenarioError(path, str(e)) from None
+    state = scenario.application_state
+
+    started = time.perf_counter()
+    failure: BaseException | None = None
+    try:
+        configure = getattr(instance, "configure", None)
+        if callable(configure):
+            configure(dict(scenario.assignor_configs))
+        task_assignment = _as_task_assignment(instance.assign(state))
+        validation = validate_task_assignment(state, task_assignment)
+        on_computed = getattr(instance, "on_assignment_computed", None)
+        if callable(on_computed):
+            on_computed(task_assignment, state, validation.error)
+    except Exception as e:  # noqa: BLE001 - POLICY.md §4: any exception from the assignor is a failure
+        failure = e
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+
+    if failure is not None:
+        task_assignment = _failed_assignment(scenario)
+        kept = validate_task_assignment(state, task_assignment)
+        return _build_result(
+            scenario, name, PlanStatus.ASSIGNOR_FAILED, task_assignment, AssignmentError.NONE,
+            _join([_failure_message(failure), note, *scenario.warnings]), kept.unassigned, elapsed_ms,
+        )  # fmt: skip
+    status = PlanStatus.OK if validation.is_valid else PlanStatus.INVALID_ASSIGNMENT
+    return _build_result(
+        scenario, name, status, task_assignment, validation.error,
+        _join([validation.detail, note, *scenario.warnings]), validation.unassigned, elapsed_ms,
+    )  # fmt: skip
+
+
+def plan_scenario(
+    obj: object, *, assignor: str | None = None, now_ms: int, source: str = "<scenario>"
+) -> dict:
+    """The result object of planning one scenario dict (scenario.md); `ScenarioError` for unusable input."""
+    scenario = load_scenario(obj, source=source, now_ms=now_ms)
+    return plan(scenario, assignor=assignor).as_dict()
+
+
+# --- checking an assignment made elsewhere ---------------------------------------------------------------
+
+
+def _parse_task_list(raw: object, path: str) -> list[TaskId]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ScenarioError(path, "must be a list of task ids")
+    tasks = []
+    for j, text in enumerate(raw):
+        try:
+            tasks.append(TaskId.parse(text))
+        except ValueError as e:
+            raise ScenarioError(f"{path}[{j}]", str(e)) from None
+    return tasks
+
+
+def parse_external_assignment(obj: object) -> TaskAssignment:
+    """An ``{"assignment": [{"process_id", "active", "standby", "warmup"?}]}`` object as flat rows.
+
+    Each row becomes its own one-task assignment object, so validation sees every duplicate the file has
+    (a task listed twice, or active and standby on one client) instead of having them merged away.
+    """
+    if not isinstance(obj, dict):
+        raise ScenarioError("$", "an assignment file must be a JSON object")
+    entries = obj.get("assignment")
+    if not isinstance(entries, list):
+        raise ScenarioError("assignment", "must be a list of {process_id, active, standby, warmup?} objects")
+    assignments: list[KafkaStreamsAssignment] = []
+    for i, entry in enumerate(entries):
+        path = f"assignment[{i}]"
+        if not isinstance(entry, dict):
+            raise ScenarioError(path, "must be an object")
+        try:
+            pid = ProcessId.parse(entry.get("process_id"))
+        except ValueError as e:
+            raise ScenarioError(f"{path}.process_id", str(e)) from None
+        active = _parse_task_list(entry.get("active"), f"{path}.active")
+        standby = _parse_task_list(entry.get("standby"), f"{path}.standby")
+        warmup = _parse_task_list(entry.get("warmup"), f"{path}.warmup")
+        # Warmups are listed among the standbys too: one row each, flagged.
+        rows = [AssignedTask.active(t) for t in active]
+        rows += [AssignedTask.warmup(t) if t in warmup else AssignedTask.standby(t) for t in standby]
+        rows += [AssignedTask.warmup(t) for t in warmup if t not in standby]
+        assignments.append(KafkaStreamsAssignment(pid))
+        assignments += [KafkaStreamsAssignment.of(pid, [row]) for row in rows]
+    return TaskAssignment.of(assignments)
+
+
+def evaluate_assignment(
+    scenario: Scenario, task_assignment: TaskAssignment, *, assignor: str = EXTERNAL
+) -> PlanResult:
+    """Validation and metrics of an assignment computed elsewhere (``python -m assignor validate``)."""
+    started = time.perf_counter()
+    validation = validate_task_assignment(scenario.application_state, task_assignment)
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    status = PlanStatus.OK if validation.is_valid else PlanStatus.INVALID_ASSIGNMENT
+    return _build_result(
+        scenario, assignor, status, task_assignment, validation.error,
+        _join([validation.detail, *scenario.warnings]), validation.unassigned, elapsed_ms,
+    )  # fmt: skip
+
+
+def validate_scenario_assignment(
+    scenario_obj: object, assignment_obj: object, *, source: str = "<scenario>"
+) -> dict:
+    """The result object (assignor ``external``) for an assignment file checked against a scenario."""
+    scenario = load_scenario(scenario_obj, source=source)
+    return evaluate_assignment(scenario, parse_external_assignment(assignment_obj)).as_dict()

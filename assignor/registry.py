@@ -1,0 +1,69 @@
+"""Finding an assignor by name: the built-in ones, or ``module:Class`` for a custom KIP-924 `TaskAssignor`.
+
+Built-in assignors are imported only when asked for, so loading one never depends on the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+from assignor.task_assignor import TaskAssignor
+
+HIGH_AVAILABILITY = "high_availability"
+STICKY = "sticky"
+FALLBACK_PRIOR = "fallback_prior"
+
+BUILTIN_ASSIGNORS: dict[str, str] = {
+    HIGH_AVAILABILITY: "assignor.high_availability:HighAvailabilityTaskAssignor",
+    STICKY: "assignor.sticky:StickyTaskAssignor",
+    FALLBACK_PRIOR: "assignor.fallback:FallbackPriorTaskAssignor",
+}
+
+_CLASS_REFERENCE = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
+
+
+class UnknownAssignorError(ValueError):
+    """The assignor name is not a built-in one, or the ``module:Class`` cannot be used (INVALID_INPUT)."""
+
+
+def load_assignor(name: str) -> TaskAssignor:
+    """A fresh instance of the named assignor (built-in name or ``module:Class``)."""
+    if not isinstance(name, str):
+        raise UnknownAssignorError(f"assignor name must be a string, got {name!r}")
+    reference = BUILTIN_ASSIGNORS.get(name)
+    if reference is None:
+        if ":" not in name:
+            known = ", ".join(BUILTIN_ASSIGNORS)
+            raise UnknownAssignorError(f"unknown assignor {name!r}: use one of {known} or module:Class")
+        if not _CLASS_REFERENCE.fullmatch(name):
+            raise UnknownAssignorError(f"assignor {name!r} is not a valid module:Class reference")
+        reference = name
+    return _instantiate(name, _resolve(name, reference))
+
+
+def _resolve(name: str, reference: str) -> type:
+    module_name, _, qualname = reference.partition(":")
+    try:
+        target: object = importlib.import_module(module_name)
+    except Exception as e:  # noqa: BLE001 - any import failure makes the name unusable
+        raise UnknownAssignorError(f"assignor {name!r}: cannot import module {module_name!r}: {e}") from e
+    for part in qualname.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise UnknownAssignorError(
+                f"assignor {name!r}: module {module_name!r} has no {qualname!r}"
+            ) from None
+    if not isinstance(target, type):
+        raise UnknownAssignorError(f"assignor {name!r}: {qualname!r} is not a class")
+    if not callable(getattr(target, "assign", None)):
+        raise UnknownAssignorError(f"assignor {name!r}: class {qualname!r} has no assign() method")
+    return target
+
+
+def _instantiate(name: str, cls: type) -> TaskAssignor:
+    try:
+        return cls()
+    except Exception as e:  # noqa: BLE001 - a constructor that fails leaves nothing to plan with
+        raise UnknownAssignorError(f"assignor {name!r}: cannot create an instance: {e}") from e

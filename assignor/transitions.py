@@ -1,0 +1,116 @@
+"""How each client's TaskManager carries a plan out (tables.md ``task_transitions``).
+
+One transition per (client, task) in the client's previous tasks or its new ones; a task in both previous
+lists counts as previous active (the scenario loader already resolved that).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from assignor.distribution import task_order
+from assignor.process_id import ProcessId
+from assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
+from assignor.task_id import TaskId
+
+
+class TransitionKind(enum.Enum):
+    KEEP_ACTIVE = "KEEP_ACTIVE"  # previous active -> active
+    CREATE_ACTIVE = "CREATE_ACTIVE"  # nothing -> active (restores first)
+    PROMOTE_STANDBY = "PROMOTE_STANDBY"  # previous standby -> active
+    KEEP_STANDBY = "KEEP_STANDBY"  # previous standby -> standby (or warmup)
+    CREATE_STANDBY = "CREATE_STANDBY"  # nothing -> standby
+    CREATE_WARMUP = "CREATE_WARMUP"  # nothing -> warmup
+    DEMOTE_ACTIVE = "DEMOTE_ACTIVE"  # previous active -> standby (or warmup)
+    CLOSE = "CLOSE"  # previous task -> nothing
+
+
+@dataclass(frozen=True, slots=True)
+class TaskTransition:
+    process_id: ProcessId
+    task_id: TaskId
+    transition: TransitionKind
+    restore_lag: int
+
+    def as_row(self) -> dict[str, Any]:
+        return {
+            "process_id": str(self.process_id),
+            "task_id": str(self.task_id),
+            "transition": self.transition.value,
+            "restore_lag": self.restore_lag,
+        }
+
+
+class _Role(enum.Enum):
+    NONE = 0
+    ACTIVE = 1
+    STANDBY = 2
+    WARMUP = 3
+
+
+_TRANSITIONS: dict[tuple[_Role, _Role], TransitionKind] = {
+    (_Role.ACTIVE, _Role.ACTIVE): TransitionKind.KEEP_ACTIVE,
+    (_Role.STANDBY, _Role.ACTIVE): TransitionKind.PROMOTE_STANDBY,
+    (_Role.NONE, _Role.ACTIVE): TransitionKind.CREATE_ACTIVE,
+    (_Role.ACTIVE, _Role.STANDBY): TransitionKind.DEMOTE_ACTIVE,
+    (_Role.ACTIVE, _Role.WARMUP): TransitionKind.DEMOTE_ACTIVE,
+    (_Role.STANDBY, _Role.STANDBY): TransitionKind.KEEP_STANDBY,
+    (_Role.STANDBY, _Role.WARMUP): TransitionKind.KEEP_STANDBY,
+    (_Role.NONE, _Role.STANDBY): TransitionKind.CREATE_STANDBY,
+    (_Role.NONE, _Role.WARMUP): TransitionKind.CREATE_WARMUP,
+    (_Role.ACTIVE, _Role.NONE): TransitionKind.CLOSE,
+    (_Role.STANDBY, _Role.NONE): TransitionKind.CLOSE,
+}
+
+
+def _new_roles(entry: Mapping[str, Any]) -> dict[TaskId, _Role]:
+    """A result entry's tasks by role; a warmup is listed among the standbys too, and active wins."""
+    roles: dict[TaskId, _Role] = {}
+    for key, role in (("warmup", _Role.WARMUP), ("standby", _Role.STANDBY), ("active", _Role.ACTIVE)):
+        for text in entry.get(key) or ():
+            task = TaskId.parse(text)
+            if not (role is _Role.STANDBY and roles.get(task) is _Role.WARMUP):
+                roles[task] = role
+    return roles
+
+
+def _restore_lag(scenario: Scenario, process_id: ProcessId, task: TaskId, kind: TransitionKind) -> int:
+    """Changelog records to restore before the task runs here: the lag clamped at 0 (a running active
+    owes nothing, an unknown offset owes the whole changelog)."""
+    end_sum = scenario.end_offset_sums.get(task)
+    if end_sum is None or kind is TransitionKind.CLOSE:
+        return 0
+    client = scenario.client(process_id)
+    lags = client.task_lags if client is not None else None
+    lag = lags.get(task, end_sum) if lags is not None else end_sum  # a client we do not know has no state
+    if lag == LATEST_OFFSET:
+        return 0
+    if lag == UNKNOWN_OFFSET:
+        return max(end_sum, 0)
+    return max(lag, 0)
+
+
+def task_transitions(scenario: Scenario, result: Mapping[str, Any]) -> list[TaskTransition]:
+    """Transitions for a result object of `plan_scenario`, by client (signed ProcessId order) then TaskId.
+
+    Clients of the scenario missing from the result close all their previous tasks.
+    """
+    clients = scenario.application_state.clients
+    new: dict[ProcessId, dict[TaskId, _Role]] = {pid: {} for pid in clients}
+    for entry in result.get("assignment") or ():
+        new.setdefault(ProcessId.parse(entry["process_id"]), {}).update(_new_roles(entry))
+    transitions = []
+    for pid in sorted(new):
+        client = clients.get(pid)
+        before: dict[TaskId, _Role] = {}
+        if client is not None:
+            before.update((t, _Role.STANDBY) for t in client.previous_standby_tasks)
+            before.update((t, _Role.ACTIVE) for t in client.previous_active_tasks)
+        after = new[pid]
+        for task in sorted(before.keys() | after.keys(), key=task_order):
+            kind = _TRANSITIONS[(before.get(task, _Role.NONE), after.get(task, _Role.NONE))]
+            transitions.append(TaskTransition(pid, task, kind, _restore_lag(scenario, pid, task, kind)))
+    return transitions
