@@ -8,9 +8,9 @@ Orders (POLICY.md §1, §3):
 * tasks given as a sequence are visited in that order (the HA assignor passes ascending TaskIds, as Kafka's
   TreeSet does, so HA stays exact);
 * tasks given as an unordered set (where Kafka iterates a Java HashSet) are visited in a fixed order instead:
-  ascending TaskId for least-loaded placement, and `client_tag_task_order` — (partition, subtopology) — for
+  ascending TaskId for least-loaded placement, and `client_tag_task_order` (descending TaskId) for
   client-tag placement, an order under which every ported test of assignors.md §11.4 keeps its assertions
-  (plain TaskId order puts three standbys on one client in the grid tests);
+  (ascending TaskId and (partition, subtopology) orders each fail some);
 * the client-tag fallback (Kafka: HashMap order) visits the pending tasks in ascending TaskId order;
 * clients are always visited in signed ProcessId order; the least-loaded picker breaks ties by ProcessId.
 
@@ -92,13 +92,15 @@ class ClientStateView:
 
 # --- orders
 def client_tag_task_order(tasks: Iterable[TaskId]) -> list[TaskId]:
-    """The fixed order of client-tag placement over an unordered task set: by (partition, subtopology).
+    """The fixed order of client-tag placement over an unordered task set: descending TaskId.
 
-    Why: visiting partition p of every subtopology before partition p+1 alternates the subtopologies whose
-    actives share a client, so the least-loaded picker spreads their standbys; ascending TaskId order visits
-    all of subtopology 0 first and overloads one client in assignors.md §11.4 tests 9 and 11.
+    Why this one: POLICY.md §3 asks for a deterministic order under which every ported test of
+    assignors.md §11.4 keeps its assertions. Checked by running those tests: ascending TaskId fails tests 9
+    and 11 (a client gets three standbys), (partition, subtopology) fails test 13 (a client gets two while
+    another gets none), descending TaskId passes all. On 400 random tagged scenarios the orders place
+    equally well (same load spread and tag coverage within 1%), so nothing else is lost.
     """
-    return sorted(tasks, key=lambda t: (t.topology_name or "", t.partition, t.subtopology))
+    return sorted(tasks, reverse=True)
 
 
 def _visiting_order(tasks: Collection[TaskId], unordered_order: Callable[[Iterable[TaskId]], list[TaskId]]):
