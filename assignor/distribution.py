@@ -47,9 +47,10 @@ def assign_tasks_to_threads(
         raise ValueError("a client needs at least one consumer to receive tasks")
     unassigned = sorted(set(tasks), key=task_order)
     assigned: dict[str, list[TaskId]] = {c: [] for c in consumers}
-    if not unassigned:
-        return assigned
     load = {c: thread_load.get(c, 0) for c in consumers}
+    if not unassigned:
+        thread_load.update(load)
+        return assigned
     minimum = (len(unassigned) + sum(load.values())) // len(consumers)
     ordered = deque(unassigned)  # smallest first; tasks taken by stickiness are skipped when met
     remaining = set(unassigned)
