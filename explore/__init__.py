@@ -1,0 +1,87 @@
+"""Explore fleet-assignor runs in a notebook: load a run's Delta outputs (no Spark needed), look at one
+application's plan, compare runs or assignors, plan what-ifs and simulate rebalances, plot it all.
+
+    import explore
+    run = explore.load_run("/path/to/output", input_dir="/path/to/input")
+    explore.client_load(run, "app-0001")
+"""
+
+from explore.analysis import (
+    client_load,
+    errors_by_type,
+    fleet_rack_traffic,
+    fleet_summary,
+    move_counts,
+    moves,
+    previous_owners,
+    rack_traffic,
+    rack_traffic_totals,
+    restore_lag,
+    restore_lag_per_client,
+    standby_spread,
+    thread_load,
+)
+from explore.compare import assignment_diff, client_load_diff, compare_runs
+from explore.frames import MissingInputsError, RunFrames, as_pandas
+from explore.load import RunNotFoundError, list_runs, load_inputs, load_run
+from explore.planning import FleetPlan, plan_fleet, plan_one
+from explore.simulate import Simulation, next_scenario, simulate
+from explore.transitions import TRANSITION_KINDS, fleet_transition_totals, task_transitions, transition_counts
+from explore.whatif import (
+    AddClients,
+    LoseRack,
+    RemoveClients,
+    SetConfig,
+    WhatIf,
+    apply_changes,
+    compare_assignors,
+    set_assignor,
+    set_standby_replicas,
+    what_if,
+)
+
+__all__ = [
+    "TRANSITION_KINDS",
+    "AddClients",
+    "FleetPlan",
+    "LoseRack",
+    "MissingInputsError",
+    "RemoveClients",
+    "RunFrames",
+    "RunNotFoundError",
+    "SetConfig",
+    "Simulation",
+    "WhatIf",
+    "apply_changes",
+    "as_pandas",
+    "assignment_diff",
+    "client_load",
+    "client_load_diff",
+    "compare_assignors",
+    "compare_runs",
+    "errors_by_type",
+    "fleet_rack_traffic",
+    "fleet_summary",
+    "fleet_transition_totals",
+    "list_runs",
+    "load_inputs",
+    "load_run",
+    "move_counts",
+    "moves",
+    "next_scenario",
+    "plan_fleet",
+    "plan_one",
+    "previous_owners",
+    "rack_traffic",
+    "rack_traffic_totals",
+    "restore_lag",
+    "restore_lag_per_client",
+    "set_assignor",
+    "set_standby_replicas",
+    "simulate",
+    "standby_spread",
+    "task_transitions",
+    "thread_load",
+    "transition_counts",
+    "what_if",
+]
