@@ -1,0 +1,103 @@
+"""Finding assignors by name: built-ins (imported lazily), ``module:Class``, and clear errors otherwise."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from assignor.registry import BUILTIN_ASSIGNORS, UnknownAssignorError, load_assignor
+
+
+class Custom:
+    def assign(self, application_state):
+        raise NotImplementedError
+
+
+class NoAssign:
+    def configure(self, configs):
+        pass
+
+
+class NeedsArguments:
+    def __init__(self, required):
+        self.required = required
+
+    def assign(self, application_state):
+        raise NotImplementedError
+
+
+class Outer:
+    class Inner:
+        def assign(self, application_state):
+            raise NotImplementedError
+
+
+@pytest.fixture
+def custom_module(monkeypatch):
+    module = types.ModuleType("registry_test_assignors")
+    for cls in (Custom, NoAssign, NeedsArguments, Outer):
+        setattr(module, cls.__name__, cls)
+    module.not_a_class = Custom()
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    return module.__name__
+
+
+def test_fallback_prior_is_built_in():
+    from assignor.fallback import FallbackPriorTaskAssignor
+
+    assert isinstance(load_assignor("fallback_prior"), FallbackPriorTaskAssignor)
+
+
+def test_the_three_built_in_names_point_at_the_agreed_classes():
+    assert BUILTIN_ASSIGNORS == {
+        "high_availability": "assignor.high_availability:HighAvailabilityTaskAssignor",
+        "sticky": "assignor.sticky:StickyTaskAssignor",
+        "fallback_prior": "assignor.fallback:FallbackPriorTaskAssignor",
+    }
+
+
+def test_each_load_gives_a_fresh_instance(custom_module):
+    first, second = load_assignor(f"{custom_module}:Custom"), load_assignor(f"{custom_module}:Custom")
+    assert isinstance(first, Custom)
+    assert first is not second
+
+
+def test_a_nested_class_can_be_named(custom_module):
+    assert isinstance(load_assignor(f"{custom_module}:Outer.Inner"), Outer.Inner)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "round_robin",
+            "unknown assignor 'round_robin': use one of high_availability, sticky, fallback_prior",
+        ),
+        ("", "unknown assignor ''"),
+        ("no_such_module_xyz:Thing", "cannot import module 'no_such_module_xyz'"),
+        ("{m}:Missing", "has no 'Missing'"),
+        ("{m}:NoAssign", "class 'NoAssign' has no assign() method"),
+        ("{m}:not_a_class", "'not_a_class' is not a class"),
+        ("{m}:NeedsArguments", "cannot create an instance"),
+        ("{m}:", "not a valid module:Class reference"),
+        ("a b:C", "not a valid module:Class reference"),
+    ],
+)
+def test_unusable_names_raise_a_clear_error(custom_module, name, message):
+    with pytest.raises(UnknownAssignorError) as raised:
+        load_assignor(name.format(m=custom_module))
+    assert message in str(raised.value)
+
+
+def test_a_module_that_fails_while_importing_is_unknown(monkeypatch, tmp_path):
+    (tmp_path / "registry_broken_module.py").write_text("raise RuntimeError('boom')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UnknownAssignorError, match="cannot import module 'registry_broken_module': boom"):
+        load_assignor("registry_broken_module:Anything")
+
+
+def test_a_name_that_is_not_a_string_is_unknown():
+    with pytest.raises(UnknownAssignorError):
+        load_assignor(None)  # type: ignore[arg-type]
