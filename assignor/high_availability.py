@@ -1,0 +1,286 @@
+"""Kafka Streams' default assignor, ``HighAvailabilityTaskAssignor`` (assignors.md §4), reproduced exactly.
+
+Phases, all in signed ProcessId / TaskId order:
+  A. stateful actives round-robin over the clients, then balanced over threads (rack-optimized if enabled);
+  B. standby replicas, balanced over threads (rack-optimized if enabled);
+  C. per stateful task: the caught-up clients and the clients by lag;
+  D. actives moved off clients that are not caught up (warmups left behind, within the budget);
+  E. standbys moved likewise;
+  F. stateless actives to the least-loaded client by active load (rack-optimized if enabled).
+A probing rebalance is requested when phase D scheduled or phase E performed any movement; the follow-up
+deadline goes on the client with the smallest ProcessId (POLICY.md §4).
+
+The legacy entry point `assign_high_availability` works on `ClientState`s as Kafka's internal interface does;
+`HighAvailabilityTaskAssignor` wraps it in the KIP-924 `TaskAssignor` protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
+from assignor.client_state import ClientState
+from assignor.configs import AssignmentConfigs, RackAwareStrategy
+from assignor.process_id import ProcessId
+from assignor.state import ApplicationState
+from assignor.task_assignor import BaseTaskAssignor
+from assignor.task_id import TaskId
+from assignor.task_movement import (
+    LagOrder,
+    WarmupBudget,
+    assign_active_task_movements,
+    assign_standby_task_movements,
+)
+
+try:  # the rack-aware optimizer lands separately; until then HA behaves as with strategy `none`
+    from assignor.rack import RackAwareTaskAssignor
+except ImportError:  # pragma: no cover - removed once assignor.rack exists
+    RackAwareTaskAssignor = None  # type: ignore[assignment,misc]
+
+from assignor.standby import create_standby_task_assignor
+
+LATEST_OFFSET = -2  # the lag of a running active: caught up by definition
+UNBOUNDED_RECOVERY_LAG = (1 << 63) - 1  # acceptable_recovery_lag = Long.MAX_VALUE: everyone is caught up
+
+# Rack-aware costs HA uses when the configs leave them unset (assignors.md §1.8).
+STATEFUL_TRAFFIC_COST = 10
+STATEFUL_NON_OVERLAP_COST = 1
+STATELESS_TRAFFIC_COST = 1
+STATELESS_NON_OVERLAP_COST = 0
+
+MovePredicate = Callable[[ClientState, ClientState], bool]
+
+
+class HighAvailabilityTaskAssignor(BaseTaskAssignor):
+    """The KIP-924 face of Kafka's default assignor. Reads lags; never reads the clock (the follow-up
+    deadline derives from ``application_state.now_ms``)."""
+
+    def assign(self, application_state: ApplicationState) -> TaskAssignment:
+        states = application_state.kafka_streams_states(True)
+        clients = {pid: ClientState.from_kafka_streams_state(states[pid]) for pid in sorted(states)}
+        configs = application_state.assignment_configs()
+        probing = assign_high_availability(
+            clients,
+            application_state.all_tasks().keys(),
+            application_state.stateful_task_ids(),
+            configs,
+            rack_assignor=_rack_assignor_for(application_state),
+        )
+        deadline = application_state.now_ms + configs.probing_rebalance_interval_ms if probing else None
+        return to_task_assignment(clients, deadline)
+
+
+def to_task_assignment(clients: Mapping[ProcessId, ClientState], deadline_ms: int | None) -> TaskAssignment:
+    """One assignment per client in ProcessId order; the deadline (if any) on the smallest ProcessId."""
+    assignments = []
+    for rank, pid in enumerate(sorted(clients)):
+        state = clients[pid]
+        warmups = set(state.warmup_tasks)
+        tasks = {t: AssignedTask.active(t) for t in state.active_tasks}
+        for t in state.standby_tasks:
+            tasks[t] = AssignedTask.warmup(t) if t in warmups else AssignedTask.standby(t)
+        assignment = KafkaStreamsAssignment(pid, tasks)
+        if rank == 0 and deadline_ms is not None:
+            assignment = assignment.with_followup_rebalance(deadline_ms)
+        assignments.append(assignment)
+    return TaskAssignment.of(assignments)
+
+
+def _rack_assignor_for(application_state: ApplicationState):
+    if RackAwareTaskAssignor is None:
+        return None
+    if application_state.assignment_configs().rack_aware_assignment_strategy is RackAwareStrategy.NONE:
+        return None
+    return RackAwareTaskAssignor(application_state)
+
+
+def assign_high_availability(
+    clients: Mapping[ProcessId, ClientState],
+    all_tasks: Iterable[TaskId],
+    stateful_tasks: Iterable[TaskId],
+    configs: AssignmentConfigs,
+    rack_assignor=None,
+) -> bool:
+    """Kafka's legacy ``HighAvailabilityTaskAssignor.assign``: mutates the (empty) ClientStates and returns
+    whether a probing rebalance is needed. ``rack_assignor`` is a `RackAwareTaskAssignor` or None."""
+    stateful = sorted(set(stateful_tasks))
+    stateful_set = set(stateful)
+    stateless = sorted(t for t in set(all_tasks) if t not in stateful_set)
+    order = sorted(clients)
+    ordered = [clients[pid] for pid in order]
+    rack = _RackGate(rack_assignor, configs)
+
+    # Phase A
+    _assign_round_robin(ordered, stateful)
+    balance_tasks_over_threads(ordered, active=True, allowed=_always)
+    rack.optimize_active(stateful, clients, stateful=True)
+
+    # Phase B
+    if configs.num_standby_replicas > 0:
+        # HA passes no rack source to the factory: tags configured -> tag-aware, else least-loaded (§4.3).
+        standby_assignor = create_standby_task_assignor(configs)
+        standby_assignor.assign(clients, stateful, configs)
+        balance_tasks_over_threads(ordered, active=False, allowed=standby_assignor.is_allowed_task_movement)
+        rack.optimize_standby(clients, configs, standby_assignor.is_allowed_standby_movement)
+
+    # Phase C
+    lags = {task: [state.lag_for(task) for state in ordered] for task in stateful}
+    caught_up = _caught_up_clients(order, lags, configs.acceptable_recovery_lag)
+    by_lag = LagOrder(order, lags)
+
+    # Phases D and E share one warmup budget
+    budget = WarmupBudget(configs.max_warmup_replicas)
+    warmups: dict[ProcessId, set[TaskId]] = {}
+    active_movements = assign_active_task_movements(caught_up, by_lag, clients, warmups, budget)
+    standby_movements = assign_standby_task_movements(caught_up, by_lag, clients, budget, warmups)
+
+    # Phase F (the optimizer is called even with no stateless task, as Kafka does; it returns at once)
+    _assign_stateless_actives(ordered, stateless)
+    rack.optimize_active(stateless, clients, stateful=False)
+
+    return active_movements + standby_movements > 0
+
+
+def _always(source: ClientState, destination: ClientState) -> bool:
+    return True
+
+
+def _assign_round_robin(ordered: Sequence[ClientState], stateful: Sequence[TaskId]) -> None:
+    """Task k (TaskId order) to client k mod n (ProcessId order), ignoring capacity and history."""
+    count = len(ordered)
+    if count == 0:
+        return
+    for k, task in enumerate(stateful):
+        ordered[k % count].assign_active(task)
+
+
+def balance_tasks_over_threads(
+    ordered: Sequence[ClientState], *, active: bool, allowed: MovePredicate
+) -> None:
+    """Move tasks of one role from higher to lower per-thread load until a full pass moves nothing
+    (assignors.md §4.2). Load counts actives and standbys in both roles, as Kafka's does."""
+    count = len(ordered)
+    caps = [state.capacity for state in ordered]
+    totals = [state.assigned_task_count for state in ordered]
+    loads = [totals[i] / caps[i] for i in range(count)]
+    moved_any = True
+    while moved_any:
+        moved_any = False
+        lowest = min(loads, default=0.0)
+        for s in range(count):
+            # No destination can be less loaded than the least-loaded client: skip the whole row.
+            if loads[s] <= lowest:
+                continue
+            source = ordered[s]
+            for d in range(count):
+                if d == s or not _should_move_a_task(totals, caps, loads, s, d):
+                    continue
+                destination = ordered[d]
+                snapshot = source.active_tasks if active else source.standby_tasks
+                moved_here = False
+                for task in snapshot:
+                    if not _should_move_a_task(totals, caps, loads, s, d):
+                        break
+                    if destination.has_assigned_task(task) or not allowed(source, destination):
+                        continue
+                    if active:
+                        source.unassign_active(task)
+                        destination.assign_active(task)
+                    else:
+                        source.unassign_standby(task)
+                        destination.assign_standby(task)
+                    totals[s] -= 1
+                    totals[d] += 1
+                    loads[s] = totals[s] / caps[s]
+                    loads[d] = totals[d] / caps[d]
+                    moved_here = True
+                if moved_here:
+                    moved_any = True
+                    lowest = min(loads)
+                    if loads[s] <= lowest:
+                        break
+
+
+def _should_move_a_task(totals: list[int], caps: list[int], loads: list[float], s: int, d: int) -> bool:
+    """Kafka's ``shouldMoveATask``: only if it shrinks the skew without reversing it."""
+    skew = loads[s] - loads[d]
+    if skew <= 0:
+        return False
+    proposed = (totals[s] - 1.0) / caps[s] - (totals[d] + 1.0) / caps[d]
+    if proposed < 0:
+        return False
+    return proposed < skew
+
+
+def _caught_up_clients(
+    order: Sequence[ProcessId], lags: Mapping[TaskId, Sequence[int]], acceptable_recovery_lag: int
+) -> dict[TaskId, tuple[ProcessId, ...]]:
+    """Running actives (-2), everyone under an unbounded acceptable lag, or 0 <= lag <= acceptable.
+    An unknown lag (-3) is never caught up otherwise."""
+    if acceptable_recovery_lag == UNBOUNDED_RECOVERY_LAG:
+        everyone = tuple(order)
+        return {task: everyone for task in lags}
+    result = {}
+    for task, task_lags in lags.items():
+        result[task] = tuple(
+            order[i]
+            for i, lag in enumerate(task_lags)
+            if lag == LATEST_OFFSET or 0 <= lag <= acceptable_recovery_lag
+        )
+    return result
+
+
+def _assign_stateless_actives(ordered: Sequence[ClientState], stateless: Sequence[TaskId]) -> None:
+    """Each stateless task to the client with the smallest (active load, ProcessId). Only the polled client's
+    load changes between polls, so a heap with one live entry per client is Kafka's priority set here."""
+    import heapq
+
+    if not ordered:
+        return
+    heap = [(state.active_task_load, i) for i, state in enumerate(ordered)]
+    heapq.heapify(heap)
+    for task in stateless:
+        _, i = heapq.heappop(heap)
+        state = ordered[i]
+        state.assign_active(task)
+        heapq.heappush(heap, (state.active_task_load, i))
+
+
+class _RackGate:
+    """Calls the rack-aware optimizer where Kafka calls it, if the rack assignor can be enabled (evaluated
+    once per assignment, as Kafka caches it)."""
+
+    def __init__(self, rack_assignor, configs: AssignmentConfigs) -> None:
+        self._rack = rack_assignor
+        self._configs = configs
+        self._enabled: bool | None = None
+
+    def enabled(self) -> bool:
+        if self._enabled is None:
+            self._enabled = self._rack is not None and bool(self._rack.can_enable_rack_awareness())
+        return self._enabled
+
+    def optimize_active(
+        self, tasks: Sequence[TaskId], clients: Mapping[ProcessId, ClientState], *, stateful: bool
+    ) -> None:
+        if not self.enabled():
+            return
+        if stateful:
+            traffic = _or_default(self._configs.rack_aware_traffic_cost, STATEFUL_TRAFFIC_COST)
+            non_overlap = _or_default(self._configs.rack_aware_non_overlap_cost, STATEFUL_NON_OVERLAP_COST)
+        else:
+            traffic, non_overlap = STATELESS_TRAFFIC_COST, STATELESS_NON_OVERLAP_COST
+        self._rack.optimize_active_tasks(list(tasks), clients, traffic, non_overlap)
+
+    def optimize_standby(
+        self, clients: Mapping[ProcessId, ClientState], configs: AssignmentConfigs, move_predicate
+    ) -> None:
+        if not self.enabled():
+            return
+        traffic = _or_default(configs.rack_aware_traffic_cost, STATEFUL_TRAFFIC_COST)
+        non_overlap = _or_default(configs.rack_aware_non_overlap_cost, STATEFUL_NON_OVERLAP_COST)
+        self._rack.optimize_standby_tasks(clients, traffic, non_overlap, move_predicate)
+
+
+def _or_default(value: int | None, default: int) -> int:
+    return default if value is None else value

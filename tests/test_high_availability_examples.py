@@ -1,0 +1,58 @@
+"""Our HighAvailabilityTaskAssignor against Kafka's own answers (POLICY.md §1): for every example scenario,
+the same active and standby sets per client (Kafka's standby lists include warmups) and the same
+probing-rebalance decision as `../shared/scenarios/kafka/example-*.high_availability.json`.
+
+Examples whose rack strategy is not `none` need the rack-aware optimizer; they are compared once
+`assignor.rack` exists (until then our HA behaves as strategy `none`, which is not Kafka's answer there).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from assignor import high_availability
+from assignor.high_availability import HighAvailabilityTaskAssignor
+from assignor.scenario import load_scenario
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SHARED_DIR") or REPO_ROOT / ".." / "shared").resolve()
+SCENARIOS = SHARED / "scenarios"
+RACK_AVAILABLE = high_availability.RackAwareTaskAssignor is not None
+
+
+def _examples() -> list[Path]:
+    found = []
+    for path in sorted(SCENARIOS.glob("example-*.json")):
+        strategy = (
+            json.loads(path.read_text()).get("configs", {}).get("rack_aware_assignment_strategy", "none")
+        )
+        if strategy == "none" or RACK_AVAILABLE:
+            found.append(path)
+    return found
+
+
+EXAMPLES = _examples()
+
+
+def test_examples_are_present():
+    assert len(EXAMPLES) >= 6, f"expected the shared example scenarios under {SCENARIOS}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_same_assignment_as_kafka(path: Path):
+    kafka = json.loads((SCENARIOS / "kafka" / f"{path.stem}.high_availability.json").read_text())
+    scenario = load_scenario(json.loads(path.read_text()), source=str(path), now_ms=1_700_000_000_000)
+    result = HighAvailabilityTaskAssignor().assign(scenario.application_state)
+
+    ours = {
+        str(a.process_id()): (sorted(map(str, a.active_tasks())), sorted(map(str, a.standby_tasks())))
+        for a in result
+    }
+    theirs = {e["process_id"]: (sorted(e["active"]), sorted(e["standby"])) for e in kafka["assignment"]}
+    assert ours == theirs
+    probing = any(a.followup_rebalance_deadline() is not None for a in result)
+    assert probing == kafka["probing_rebalance"]
