@@ -213,12 +213,11 @@ def _client_rows(run_id: str, app_id: str, result: Mapping) -> list[dict]:
 
 def _transition_rows(run_id: str, app_id: str, scenario: Mapping, result: Mapping, now_ms: int) -> list[dict]:
     """tables.md `task_transitions`, computed by the planner's own `assignor.transitions`."""
-    from assignor.transitions import transitions_for_scenario
+    from assignor.scenario import load_scenario
+    from assignor.transitions import task_transitions
 
-    return [
-        {"run_id": run_id, "app_id": app_id, **row}
-        for row in transitions_for_scenario(dict(scenario), result, now_ms=now_ms)
-    ]
+    loaded = load_scenario(dict(scenario), now_ms=now_ms)
+    return [{"run_id": run_id, "app_id": app_id, **t.as_row()} for t in task_transitions(loaded, result)]
 
 
 # ------------------------------------------------------------------------------------ inputs frames
