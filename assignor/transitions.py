@@ -14,6 +14,7 @@ from typing import Any
 from assignor.distribution import task_order
 from assignor.process_id import ProcessId
 from assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
+from assignor.state import ApplicationState
 from assignor.task_id import TaskId
 
 
@@ -77,13 +78,30 @@ def _new_roles(entry: Mapping[str, Any]) -> dict[TaskId, _Role]:
     return roles
 
 
-def _restore_lag(scenario: Scenario, process_id: ProcessId, task: TaskId, kind: TransitionKind) -> int:
+def _end_offset_sums(state: ApplicationState) -> dict[TaskId, int]:
+    """For a bare ApplicationState: a client without state lags by the whole changelog, so the largest
+    non-negative lag of a task is its end-offset sum (the scenario loader's rule)."""
+    sums = {task: 0 for task in state.stateful_task_ids()}
+    for client in state.clients.values():
+        for task, lag in (client.task_lags or {}).items():
+            if task in sums and lag > sums[task]:
+                sums[task] = lag
+    return sums
+
+
+def _restore_lag(
+    state: ApplicationState,
+    end_offset_sums: Mapping[TaskId, int],
+    process_id: ProcessId,
+    task: TaskId,
+    kind: TransitionKind,
+) -> int:
     """Changelog records to restore before the task runs here: the lag clamped at 0 (a running active
     owes nothing, an unknown offset owes the whole changelog)."""
-    end_sum = scenario.end_offset_sums.get(task)
+    end_sum = end_offset_sums.get(task)
     if end_sum is None or kind is TransitionKind.CLOSE:
         return 0
-    client = scenario.client(process_id)
+    client = state.clients.get(process_id)
     lags = client.task_lags if client is not None else None
     lag = lags.get(task, end_sum) if lags is not None else end_sum  # a client we do not know has no state
     if lag == LATEST_OFFSET:
@@ -93,12 +111,18 @@ def _restore_lag(scenario: Scenario, process_id: ProcessId, task: TaskId, kind: 
     return max(lag, 0)
 
 
-def task_transitions(scenario: Scenario, result: Mapping[str, Any]) -> list[TaskTransition]:
+def task_transitions(
+    scenario: Scenario | ApplicationState, result: Mapping[str, Any]
+) -> list[TaskTransition]:
     """Transitions for a result object of `plan_scenario`, by client (signed ProcessId order) then TaskId.
 
     Clients of the scenario missing from the result close all their previous tasks.
     """
-    clients = scenario.application_state.clients
+    if isinstance(scenario, Scenario):
+        state, end_offset_sums = scenario.application_state, scenario.end_offset_sums
+    else:
+        state, end_offset_sums = scenario, _end_offset_sums(scenario)
+    clients = state.clients
     new: dict[ProcessId, dict[TaskId, _Role]] = {pid: {} for pid in clients}
     for entry in result.get("assignment") or ():
         new.setdefault(ProcessId.parse(entry["process_id"]), {}).update(_new_roles(entry))
@@ -112,5 +136,6 @@ def task_transitions(scenario: Scenario, result: Mapping[str, Any]) -> list[Task
         after = new[pid]
         for task in sorted(before.keys() | after.keys(), key=task_order):
             kind = _TRANSITIONS[(before.get(task, _Role.NONE), after.get(task, _Role.NONE))]
-            transitions.append(TaskTransition(pid, task, kind, _restore_lag(scenario, pid, task, kind)))
+            lag = _restore_lag(state, end_offset_sums, pid, task, kind)
+            transitions.append(TaskTransition(pid, task, kind, lag))
     return transitions

@@ -104,3 +104,12 @@ def test_as_row_and_kinds():
         "KEEP_ACTIVE", "CREATE_ACTIVE", "PROMOTE_STANDBY", "KEEP_STANDBY", "CREATE_STANDBY", "CREATE_WARMUP",
         "DEMOTE_ACTIVE", "CLOSE",
     }  # fmt: skip
+
+
+def test_a_bare_application_state_gives_the_same_transitions():
+    result = {"assignment": [{"process_id": LOW, "active": ["0_4", "0_6"], "standby": ["0_5"], "warmup": []}]}
+    loaded = scenario()
+    assert task_transitions(loaded.application_state, result) == task_transitions(loaded, result)
+    transitions = task_transitions(loaded.application_state, result)
+    lags = {str(x.task_id): x.restore_lag for x in transitions if str(x.process_id) == LOW}
+    assert (lags["0_4"], lags["0_5"], lags["0_6"]) == (100, 30, 70)
