@@ -58,7 +58,7 @@ def read_scenario(file: str, now_ms: int = 0) -> Scenario:
 
 def render(result: dict[str, Any]) -> str:
     """Deterministic text: the result's own key order (scenario.md's), fixed indentation."""
-    return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(result, indent=2) + "\n"
 
 
 def emit_result(result: dict[str, Any], out: str | None, stdout: TextIO) -> int:

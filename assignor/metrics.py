@@ -73,12 +73,16 @@ def compute_metrics(scenario: Scenario, result: Mapping[ProcessId, ClientTasks])
 def count_active_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int:
     """Previously active tasks now active on a client that did not hold them active, or on none."""
     clients = scenario.application_state.clients
+    holders: dict[TaskId, list[ProcessId]] = {}
+    for pid, tasks in result.items():
+        for task in tasks.active:
+            holders.setdefault(task, []).append(pid)
     previously_active = {t for c in clients.values() for t in c.previous_active_tasks}
     moved = 0
     for task in previously_active:
-        holders = [pid for pid, tasks in result.items() if task in tasks.active]
-        if not holders or any(
-            pid not in clients or task not in clients[pid].previous_active_tasks for pid in holders
+        now = holders.get(task, [])
+        if not now or any(
+            pid not in clients or task not in clients[pid].previous_active_tasks for pid in now
         ):
             moved += 1
     return moved
