@@ -64,7 +64,10 @@ def render(result: dict[str, Any]) -> str:
 def emit_result(result: dict[str, Any], out: str | None, stdout: TextIO) -> int:
     text = render(result)
     if out:
-        Path(out).write_text(text, encoding="utf-8")
+        try:
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise UsageError(out, "$", f"cannot write the result: {e.strerror or e}") from None
     else:
         stdout.write(text)
     return EXIT_OK if result["status"] == "OK" else EXIT_NOT_OK
@@ -141,7 +144,9 @@ SUBCOMMANDS: list[Subcommand] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m assignor", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m assignor", description="Plan or check one application given as a scenario file."
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for sub in SUBCOMMANDS:
         sub_parser = commands.add_parser(sub.name, help=sub.help)

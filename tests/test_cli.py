@@ -293,3 +293,11 @@ def test_every_shared_example_plans_with_fallback_prior_in_the_result_format(sha
         assert result["unassigned"] == []
         assert result["probing_rebalance"] is True
         assert len(result["assignment"]) == len(scenario["clients"])
+
+
+def test_an_unwritable_out_file_is_reported_on_one_line(tmp_path):
+    file = write(tmp_path, "s.json", small_scenario())
+    target = tmp_path / "no-such-dir" / "r.json"
+    code, out, err = run("plan", file, "--assignor", "fallback_prior", "--now-ms", "0", "--out", str(target))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"error: {target}: $: cannot write the result")
