@@ -51,27 +51,36 @@ class LegacyRackOptimizer(Protocol):
 
 class TaskPairs:
     """Unordered task pairs already placed together on some client; placement prefers new pairs so that no
-    two clients end up with the same task sets."""
+    two clients end up with the same task sets.
 
-    def __init__(self, task_count: int) -> None:
-        self._max_pairs = task_count * (task_count - 1) // 2
-        self._pairs: set[frozenset[TaskId]] = set()
+    Tasks are numbered (`index_of`) and pairs kept as integers: a big application places millions of pairs,
+    and hashing TaskIds dominated the run time.
+    """
 
-    def has_new_pair(self, task: TaskId, others: Collection[TaskId]) -> bool:
+    def __init__(self, tasks: Sequence[TaskId]) -> None:
+        self._index = {task: i for i, task in enumerate(tasks)}
+        self._size = len(self._index)
+        self._max_pairs = self._size * (self._size - 1) // 2
+        self._pairs: set[int] = set()
+
+    def index_of(self, task: TaskId) -> int:
+        return self._index[task]
+
+    def _key(self, i: int, j: int) -> int:
+        return i * self._size + j if i < j else j * self._size + i
+
+    def has_new_pair(self, task: int, others: Collection[int]) -> bool:
+        """Some task of ``others`` (indexes) was never placed together with ``task`` (an index)."""
         if len(self._pairs) >= self._max_pairs:
             return False
-        return any(frozenset((task, other)) not in self._pairs for other in others)
+        return any(self._key(task, other) not in self._pairs for other in others)
 
-    def add_pairs(self, task: TaskId, others: Collection[TaskId]) -> None:
+    def add_pairs(self, task: int, others: Collection[int]) -> None:
         for other in others:
-            self._pairs.add(frozenset((task, other)))
+            self._pairs.add(self._key(task, other))
 
     def __len__(self) -> int:
         return len(self._pairs)
-
-
-def _assigned_tasks(client: ClientState) -> list[TaskId]:
-    return client.active_tasks + client.standby_tasks
 
 
 class LegacyStickyTaskAssignor:
@@ -142,7 +151,8 @@ class _StickyRun:
         self.all_tasks = all_tasks
         self.stateful_tasks = stateful_tasks
         self.must_preserve = must_preserve
-        self.pairs = TaskPairs(len(all_tasks))
+        self.pairs = TaskPairs(all_tasks)
+        self.held: dict[ProcessId, list[int]] = {pid: [] for pid in self.clients}  # task indexes, any role
         self.previous_active_owner: dict[TaskId, ProcessId] = {}
         self.previous_standby_owners: dict[TaskId, list[ProcessId]] = {}
         for pid, client in self.clients.items():
@@ -153,7 +163,10 @@ class _StickyRun:
 
     # --- placing ---------------------------------------------------------------------------------------
     def _place(self, client: ClientState, task: TaskId, *, active: bool) -> None:
-        self.pairs.add_pairs(task, _assigned_tasks(client))
+        index = self.pairs.index_of(task)
+        held = self.held[client.process_id]
+        self.pairs.add_pairs(index, held)
+        held.append(index)
         if active:
             client.assign_active(task)
         else:
@@ -237,12 +250,13 @@ class _StickyRun:
         self, task: TaskId, ids: list[ProcessId], *, check_pairs: bool
     ) -> ProcessId | None:
         best: ProcessId | None = None
+        index = self.pairs.index_of(task)
         for pid in ids:
             client = self.clients[pid]
             if client.assigned_task_count == 0:
                 return pid
             if best is None or client.has_more_available_capacity_than(self.clients[best]):
-                if not check_pairs or self.pairs.has_new_pair(task, _assigned_tasks(client)):
+                if not check_pairs or self.pairs.has_new_pair(index, self.held[pid]):
                     best = pid
         return best
 

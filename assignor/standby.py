@@ -185,7 +185,8 @@ class ClientTagStandbyPlacement:
             self.remaining[task] = self.num_standby_replicas
         for task in ordered:
             for client in self.view.client_ids():
-                if self.view.holds_active(client, task):
+                # normally one active holder; after a second one, only what the first could not place
+                if task in self.remaining and self.view.holds_active(client, task):
                     self.place_for_task(task, client)
         if self.remaining:
             self.place_pending_on_least_loaded()

@@ -199,12 +199,14 @@ def test_rack_optimization_not_run_when_racks_cannot_be_used():
 
 
 def test_task_pairs_run_out_once_every_pair_is_used():
-    pairs = TaskPairs(3)
-    assert pairs.has_new_pair(TASK_0_0, [TASK_0_1])
-    assert not pairs.has_new_pair(TASK_0_0, [])
-    pairs.add_pairs(TASK_0_0, [TASK_0_1, TASK_0_2])
-    assert not pairs.has_new_pair(TASK_0_0, [TASK_0_1, TASK_0_2])
-    assert pairs.has_new_pair(TASK_0_1, [TASK_0_2])
-    pairs.add_pairs(TASK_0_1, [TASK_0_2])
+    pairs = TaskPairs([TASK_0_0, TASK_0_1, TASK_0_2])
+    t00, t01, t02 = (pairs.index_of(t) for t in (TASK_0_0, TASK_0_1, TASK_0_2))
+    assert pairs.has_new_pair(t00, [t01])
+    assert not pairs.has_new_pair(t00, [])
+    pairs.add_pairs(t00, [t01, t02])
+    assert not pairs.has_new_pair(t00, [t01, t02])
+    assert not pairs.has_new_pair(t01, [t00])  # unordered
+    assert pairs.has_new_pair(t01, [t02])
+    pairs.add_pairs(t02, [t01])
     assert len(pairs) == 3
-    assert not pairs.has_new_pair(TASK_0_1, [TASK_0_0])
+    assert not pairs.has_new_pair(t01, [t02])
