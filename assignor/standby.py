@@ -103,7 +103,10 @@ def client_tag_task_order(tasks: Iterable[TaskId]) -> list[TaskId]:
     return sorted(tasks, reverse=True)
 
 
-def _visiting_order(tasks: Collection[TaskId], unordered_order: Callable[[Iterable[TaskId]], list[TaskId]]):
+def _visiting_order(
+    tasks: Collection[TaskId], unordered_order: Callable[[Iterable[TaskId]], list[TaskId]]
+) -> list[TaskId]:
+    """A sequence keeps its order; an unordered set gets the fixed order of its algorithm."""
     if isinstance(tasks, (set, frozenset)):
         return unordered_order(tasks)
     return list(tasks)
