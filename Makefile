@@ -61,8 +61,10 @@ bench:
 	mkdir -p benchmarks/results
 	$(PY) -m benchmarks.bench_fleet
 
+# Ours vs Kafka's own assignors in one run: benchmarks/results/kafka_ratios.json + README table.
 bench-kafka:
-	@echo "bench-kafka: nothing yet"
+	mkdir -p benchmarks/results
+	$(PY) -m benchmarks.bench_kafka
 
 run:
 	$(PY) -m jobs.run_synthetic

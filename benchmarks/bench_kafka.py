@@ -1,0 +1,331 @@
+"""Ours against Kafka's own assignors, measured in the same run (`make bench-kafka`; issue 9 item 4).
+
+Shapes: the scale shapes of the HA/sticky issue (one stateful subtopology, 1 thread per client and 1 standby
+unless stated; first assignment and a second one fed with the first) and the rack shapes of the rack issue
+(min_traffic and balance_subtopology, 3 racks, replicas on 1 or 2 of them). For each shape: our first call and
+median of warm calls (the assignor's `assign`, or the optimizer, on an already loaded state), Kafka's first
+call and warm median (in the oracle JVM, tests/kafka_oracle.py), and the ratio ours / Kafka.
+
+Writes `benchmarks/results/kafka_ratios.json` and regenerates the table between the `kafka-ratios` markers in
+README.md. Kafka's rack solver takes minutes at 1,000 x 50 and far longer at 10,000 x 200, so Kafka runs only
+its first call there, and not at all on the largest shape (`--kafka-rack-max-tasks`, default 1,000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from tests.kafka_oracle import KafkaOracle  # noqa: E402
+
+RESULTS = REPO_ROOT / "benchmarks" / "results" / "kafka_ratios.json"
+README = REPO_ROOT / "README.md"
+TABLE_START = "<!-- kafka-ratios:start -->"
+TABLE_END = "<!-- kafka-ratios:end -->"
+RACKS = ("rack-0", "rack-1", "rack-2")
+
+
+@dataclass
+class Measurement:
+    shape: str
+    kind: str  # the assignor or optimizer measured
+    tasks: int
+    clients: int
+    ours_first_ms: float | None = None
+    ours_median_ms: float | None = None
+    kafka_first_ms: float | None = None
+    kafka_warm_median_ms: float | None = None
+    ratio_warm: float | None = None  # ours median / Kafka warm median
+    ratio_first: float | None = None  # ours first / Kafka first
+    note: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# --- shapes -------------------------------------------------------------------------------------------
+
+
+def _uuid(n: int) -> str:
+    return f"00000000-0000-0000-0000-{n:012x}"
+
+
+def _task(sub: int, partition: int, stateful: bool, racks: list[str] | None = None) -> dict[str, Any]:
+    parts = [{"topic": f"src-{sub}", "partition": partition, "source": True, "changelog": False,
+              "racks": racks or []}]  # fmt: skip
+    if stateful:
+        parts.append({"topic": f"store-{sub}-changelog", "partition": partition, "source": False,
+                      "changelog": True, "racks": racks or []})  # fmt: skip
+    return {"id": f"{sub}_{partition}", "stateful": stateful, "stores": [f"store-{sub}"] if stateful else [],
+            "partitions": parts}  # fmt: skip
+
+
+def _configs(standbys: int, **more: Any) -> dict[str, Any]:
+    configs = {"acceptable_recovery_lag": 10_000, "max_warmup_replicas": 2, "num_standby_replicas": standbys,
+               "probing_rebalance_interval_ms": 600_000}  # fmt: skip
+    configs.update(more)
+    return configs
+
+
+def scale_scenario(tasks: int, clients: int, threads: int = 1, standbys: int = 1) -> dict[str, Any]:
+    """Kafka's scale-test shape: one stateful subtopology, no history."""
+    return {
+        "app_id": f"scale-{tasks}x{clients}",
+        "configs": _configs(standbys),
+        "tasks": [_task(0, p, True) for p in range(tasks)],
+        "clients": [{"process_id": _uuid(i + 1), "threads": threads} for i in range(clients)],
+    }
+
+
+def mixed_scenario() -> dict[str, Any]:
+    """2,000 tasks in 10 subtopologies (half stateful) x 100 clients x 2 threads, with history and lags."""
+    tasks = [_task(sub, p, sub % 2 == 0) for sub in range(10) for p in range(200)]
+    clients = []
+    for i in range(100):
+        owned = [t["id"] for j, t in enumerate(tasks) if j % 100 == i]
+        standby = [t["id"] for j, t in enumerate(tasks) if j % 100 == (i + 1) % 100 and t["stateful"]]
+        lags = {t: -2 for t in owned if int(t.split("_")[0]) % 2 == 0}
+        lags.update({t: 50 + (i * 7919 + k) % 20_000 for k, t in enumerate(standby)})
+        clients.append({"process_id": _uuid(i + 1), "threads": 2, "prev_active": owned,
+                        "prev_standby": standby, "lags": lags})  # fmt: skip
+    return {"app_id": "mixed-2000x100", "configs": _configs(1), "tasks": tasks, "clients": clients}
+
+
+def second_round(scenario: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The scenario fed with a first assignment: actives run (-2), standbys nearly caught up."""
+    stateful = {t["id"] for t in scenario["tasks"] if t["stateful"]}
+    by_pid = {c["process_id"]: c for c in result["assignment"]}
+    clients = []
+    for client in scenario["clients"]:
+        held = by_pid.get(client["process_id"], {"active": [], "standby": []})
+        lags = {t: -2 for t in held["active"] if t in stateful}
+        lags.update({t: 10 for t in held["standby"]})
+        clients.append(
+            {**client, "prev_active": held["active"], "prev_standby": held["standby"], "lags": lags}
+        )
+    return {**scenario, "app_id": scenario["app_id"] + "-second", "clients": clients}
+
+
+def rack_scenario(tasks: int, clients: int, strategy: str, replicas: int) -> dict[str, Any]:
+    """Rack shape: 10 subtopologies, each partition on `replicas` of 3 racks, previous actives round robin."""
+    subs = 10
+    per_sub = max(1, tasks // subs)
+    task_list = []
+    for sub in range(subs):
+        for p in range(per_sub):
+            racks = sorted(RACKS[(sub + p + k) % 3] for k in range(replicas))
+            task_list.append(_task(sub, p, True, racks))
+    client_list = []
+    for i in range(clients):
+        owned = [t["id"] for j, t in enumerate(task_list) if j % clients == i]
+        standby = [t["id"] for j, t in enumerate(task_list) if j % clients == (i + 1) % clients]
+        client_list.append({"process_id": _uuid(i + 1), "threads": 1, "rack": RACKS[(i * 7) % 3],
+                            "prev_active": owned, "prev_standby": standby,
+                            "lags": {t: -2 for t in owned}})  # fmt: skip
+    configs = _configs(1, rack_aware_assignment_strategy=strategy, rack_aware_traffic_cost=10,
+                       rack_aware_non_overlap_cost=1)  # fmt: skip
+    return {"app_id": f"rack-{tasks}x{clients}-{strategy}-{replicas}", "configs": configs, "tasks": task_list,
+            "clients": client_list}  # fmt: skip
+
+
+# --- our side -----------------------------------------------------------------------------------------
+
+
+def _time_ours(call: Callable[[], Any], repeat: int) -> tuple[float, float | None]:
+    started = time.perf_counter()
+    call()
+    first = (time.perf_counter() - started) * 1000.0
+    warm = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call()
+        warm.append((time.perf_counter() - started) * 1000.0)
+    return first, (statistics.median(warm) if warm else None)
+
+
+def ours_assignor(scenario: dict[str, Any], name: str, repeat: int) -> tuple[float, float | None]:
+    from assignor.registry import load_assignor
+    from assignor.scenario import load_scenario
+
+    state = load_scenario(scenario, now_ms=0).application_state
+    return _time_ours(lambda: load_assignor(name).assign(state), repeat)
+
+
+def ours_optimizer(scenario: dict[str, Any], active: bool, repeat: int) -> tuple[float, float | None]:
+    from assignor.rack import optimize_rack_aware_active_tasks, optimize_rack_aware_standby_tasks
+    from assignor.scenario import load_scenario
+    from assignor.task_assignment_utils import RackAwareOptimizationParams, identity_assignment
+
+    state = load_scenario(scenario, now_ms=0).application_state
+    optimize = optimize_rack_aware_active_tasks if active else optimize_rack_aware_standby_tasks
+
+    def call() -> None:
+        optimize(RackAwareOptimizationParams.of(state), identity_assignment(state))
+
+    return _time_ours(call, repeat)
+
+
+def ours_plan(scenario: dict[str, Any], name: str) -> dict[str, Any]:
+    from assignor.planner import plan_scenario
+
+    return plan_scenario(scenario, assignor=name, now_ms=0)
+
+
+# --- running ------------------------------------------------------------------------------------------
+
+
+def _ratio(ours: float | None, kafka: float | None) -> float | None:
+    return round(ours / kafka, 4) if ours is not None and kafka else None
+
+
+def measure(
+    oracle: KafkaOracle, shape: str, kind: str, scenario: dict, mode: str, repeat: int, kafka: bool = True
+) -> Measurement:
+    m = Measurement(shape, kind, len(scenario["tasks"]), len(scenario["clients"]))
+    try:
+        if mode.startswith("optimize_rack"):
+            m.ours_first_ms, m.ours_median_ms = ours_optimizer(scenario, mode.endswith("active"), repeat)
+        else:
+            m.ours_first_ms, m.ours_median_ms = ours_assignor(scenario, mode, repeat)
+    except Exception as error:  # reported in the JSON, never hidden
+        m.note = f"ours failed: {type(error).__name__}: {error}"
+    if kafka:
+        (answer,) = oracle.run([scenario], mode, repeat=repeat)
+        if answer["status"] == "OK":
+            m.kafka_first_ms = answer["timing"]["first_ms"]
+            m.kafka_warm_median_ms = answer["timing"]["warm_median_ms"]
+            if "rack_cost" in answer:
+                m.extra["kafka_rack_cost"] = answer["rack_cost"]
+        else:
+            m.note = (m.note or "") + f" Kafka failed: {answer['exception']}"
+    m.ratio_warm = _ratio(m.ours_median_ms, m.kafka_warm_median_ms)
+    m.ratio_first = _ratio(m.ours_first_ms, m.kafka_first_ms)
+    print(json.dumps(asdict(m)), flush=True)
+    return m
+
+
+def run(args: argparse.Namespace) -> list[Measurement]:
+    results: list[Measurement] = []
+    scale_shapes = [
+        ("6000 tasks x 2 clients", lambda: scale_scenario(6000, 2)),
+        ("1000 tasks x 1000 clients", lambda: scale_scenario(1000, 1000)),
+        ("1000 tasks x 100 clients, 50 standbys", lambda: scale_scenario(1000, 100, standbys=50)),
+        ("1000 tasks x 10 clients x 1000 threads", lambda: scale_scenario(1000, 10, threads=1000)),
+        ("2000 tasks (10 subtopologies) x 100 clients x 2 threads, history", mixed_scenario),
+    ]
+    with KafkaOracle(jvm_options=("-Xss16m", "-Xmx4g")) as oracle:
+        for name, build in scale_shapes:
+            scenario = build()
+            for assignor in ("high_availability", "sticky"):
+                results.append(measure(oracle, f"{name}, first", assignor, scenario, assignor, args.repeat))
+                try:
+                    second = second_round(scenario, ours_plan(scenario, assignor))
+                except Exception as error:
+                    failed = Measurement(f"{name}, second", assignor, len(scenario["tasks"]),
+                                         len(scenario["clients"]), note=f"ours failed: {error}")  # fmt: skip
+                    results.append(failed)
+                    continue
+                results.append(measure(oracle, f"{name}, second", assignor, second, assignor, args.repeat))
+        for tasks, clients in ((200, 20), (1000, 50), (10_000, 200)):
+            for strategy in ("min_traffic", "balance_subtopology"):
+                for replicas in (1, 2):
+                    scenario = rack_scenario(tasks, clients, strategy, replicas)
+                    big = tasks > 200
+                    with_kafka = tasks <= args.kafka_rack_max_tasks
+                    shape = f"rack {tasks} x {clients}, {strategy}, replicas on {replicas} of 3 racks"
+                    m = measure(oracle, shape, "optimize_rack_active", scenario, "optimize_rack_active",
+                                0 if big else args.repeat, kafka=with_kafka)  # fmt: skip
+                    if not with_kafka:
+                        m.note = (
+                            m.note or ""
+                        ) + "Kafka not run: its cycle-cancelling solver takes hours here"
+                    results.append(m)
+    return results
+
+
+def write_results(results: list[Measurement], kafka_version: str) -> dict[str, Any]:
+    document = {
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": sys.version.split()[0],
+        },
+        "kafka_version": kafka_version,
+        "ratio": "ours / Kafka (below 1.0 = ours faster); warm = medians of warm calls, first = first calls",
+        "shapes": [asdict(m) for m in results],
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(document, indent=1) + "\n")
+    return document
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value:.3g}{unit}" if value < 100 else f"{value:.0f}{unit}"
+
+
+def readme_table(document: dict[str, Any]) -> str:
+    lines = [
+        TABLE_START,
+        f"Measured by `make bench-kafka` on {document['machine']['cpu_count']} cores, Kafka "
+        f"{document['kafka_version']} (from `benchmarks/results/kafka_ratios.json`; ratio = ours / Kafka).",
+        "",
+        "| shape | assignor | ours first | ours median | Kafka first | Kafka warm median | ratio warm "
+        "| ratio first |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in document["shapes"]:
+        lines.append(
+            f"| {s['shape']} | {s['kind']} | {_fmt(s['ours_first_ms'], ' ms')} "
+            f"| {_fmt(s['ours_median_ms'], ' ms')} "
+            f"| {_fmt(s['kafka_first_ms'], ' ms')} | {_fmt(s['kafka_warm_median_ms'], ' ms')} "
+            f"| {_fmt(s['ratio_warm'], 'x')} | {_fmt(s['ratio_first'], 'x')} |"
+        )
+    notes = [f"* {s['shape']} ({s['kind']}): {s['note'].strip()}" for s in document["shapes"] if s["note"]]
+    if notes:
+        lines += ["", *notes]
+    lines.append(TABLE_END)
+    return "\n".join(lines)
+
+
+def update_readme(document: dict[str, Any]) -> None:
+    text = README.read_text()
+    table = readme_table(document)
+    if TABLE_START in text and TABLE_END in text:
+        head, rest = text.split(TABLE_START, 1)
+        _, tail = rest.split(TABLE_END, 1)
+        text = head + table + tail
+    else:
+        text = text.rstrip("\n") + "\n\n### Ours vs Kafka (speed)\n\n" + table + "\n"
+    README.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=int(os.environ.get("BENCH_KAFKA_REPEAT", "5")))
+    parser.add_argument("--kafka-rack-max-tasks", type=int,
+                        default=int(os.environ.get("BENCH_KAFKA_RACK_MAX_TASKS", "1000")))  # fmt: skip
+    parser.add_argument("--no-readme", action="store_true", help="write the JSON only")
+    args = parser.parse_args(argv)
+    logging.disable(logging.WARNING)
+    results = run(args)
+    with KafkaOracle() as oracle:
+        version = oracle.run_lines(['{"mode":"sticky","clients":[],"tasks":[]}'])[0].get("kafka_version", "?")
+    document = write_results(results, version)
+    if not args.no_readme:
+        update_readme(document)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
