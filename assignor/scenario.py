@@ -101,6 +101,11 @@ def _key_path(base: str, key: str) -> str:
     return f"{base}[{json.dumps(key)}]"
 
 
+def _show(value: object) -> str:
+    """A value as it would appear in the JSON, cut short (the fleet job may hand us non-JSON objects)."""
+    return json.dumps(value, default=repr)[:60]
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -108,20 +113,20 @@ def _is_int(value: object) -> bool:
 def _require_type(value: object, kind: type | tuple[type, ...], path: str, what: str) -> None:
     ok = isinstance(value, kind) and not (isinstance(value, bool) and kind in (int, (int,)))
     if not ok:
-        raise ScenarioError(path, f"must be {what}, got {json.dumps(value)[:60]}")
+        raise ScenarioError(path, f"must be {what}, got {_show(value)}")
 
 
 def _optional_list(obj: Mapping[str, Any], key: str, path: str) -> list:
     value = obj.get(key)
     if value is None:
         return []
-    _require_type(value, list, f"{path}.{key}", "a list")
-    return value
+    _require_type(value, (list, tuple), f"{path}.{key}", "a list")
+    return list(value)
 
 
 def _parse_task_id(text: object, path: str) -> TaskId:
     if not isinstance(text, str):
-        raise ScenarioError(path, f"task id must be a string, got {json.dumps(text)[:60]}")
+        raise ScenarioError(path, f"task id must be a string, got {_show(text)}")
     try:
         return TaskId.parse(text)
     except TaskIdFormatError as e:
@@ -154,9 +159,7 @@ class _Loader:
         try:
             configs = AssignmentConfigs(**values)
         except ConfigException as e:
-            raise ScenarioError(
-                f"configs.{e.config}", f"{e.reason}, got {json.dumps(e.value)[:60]}"
-            ) from None
+            raise ScenarioError(f"configs.{e.config}", f"{e.reason}, got {_show(e.value)}") from None
         assignor = raw.get("assignor")
         if assignor is not None:
             _require_type(assignor, str, "configs.assignor", "a string")
@@ -176,7 +179,7 @@ class _Loader:
     def tasks(self, raw: object) -> list[TaskInfo]:
         if raw is None:
             raise ScenarioError("tasks", 'missing (an application without tasks has `"tasks": []`)')
-        _require_type(raw, list, "tasks", "a list")
+        _require_type(raw, (list, tuple), "tasks", "a list")
         seen: dict[TaskId, int] = {}
         named: bool | None = None
         infos = []
@@ -221,7 +224,7 @@ class _Loader:
         _require_type(topic, str, f"{path}.topic", "a string")
         number = raw.get("partition")
         if not _is_int(number) or number < 0:
-            raise ScenarioError(f"{path}.partition", f"must be an integer >= 0, got {json.dumps(number)}")
+            raise ScenarioError(f"{path}.partition", f"must be an integer >= 0, got {_show(number)}")
         flags = {}
         for key in ("source", "changelog"):
             flags[key] = raw.get(key, False)
@@ -242,7 +245,7 @@ class _Loader:
         them after a topology change)."""
         if raw is None:
             return set()
-        _require_type(raw, list, path, "a list of task ids")
+        _require_type(raw, (list, tuple), path, "a list of task ids")
         tasks = set()
         for j, text in enumerate(raw):
             task = _parse_task_id(text, f"{path}[{j}]")
@@ -282,7 +285,7 @@ class _Loader:
     def threads(self, raw: Mapping[str, Any], path: str, has_consumers: bool) -> int:
         threads = raw.get("threads")
         if threads is not None and (not _is_int(threads) or threads < 0):
-            raise ScenarioError(f"{path}.threads", f"must be an integer >= 0, got {json.dumps(threads)[:60]}")
+            raise ScenarioError(f"{path}.threads", f"must be an integer >= 0, got {_show(threads)}")
         if not has_consumers and (threads is None or threads < 1):
             raise ScenarioError(f"{path}.threads", "a client without consumers needs threads >= 1")
         return threads or 0
@@ -327,7 +330,7 @@ class _Loader:
             if not _is_int(value) or not (value in (LATEST_OFFSET, UNKNOWN_OFFSET) or 0 <= value <= MAX_LONG):
                 raise ScenarioError(
                     key_path,
-                    f"lag must be -2 (running active), -3 (unknown) or 0..2^63-1, got {json.dumps(value)}",
+                    f"lag must be -2 (running active), -3 (unknown) or 0..2^63-1, got {_show(value)}",
                 )
             if task not in known:
                 self.warn(key_path, f"unknown task {task} dropped")
@@ -405,7 +408,7 @@ def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -
     raw_clients = obj.get("clients")
     if raw_clients is None:
         raise ScenarioError("clients", "no clients")
-    _require_type(raw_clients, list, "clients", "a list")
+    _require_type(raw_clients, (list, tuple), "clients", "a list")
     if not raw_clients:
         raise ScenarioError("clients", "no clients")
 

@@ -576,3 +576,15 @@ def test_every_shared_example_loads_without_warnings(shared_dir):
         scenario = load_scenario_file(file)
         assert scenario.warnings == ()
         assert scenario.application_state.clients
+
+
+def test_a_scenario_built_in_python_may_use_tuples_and_non_json_values_are_named():
+    obj = base()
+    obj["tasks"] = tuple(obj["tasks"])
+    obj["clients"][0]["prev_active"] = ("0_0",)
+    assert load_scenario(obj).client(ProcessId.parse(P1)).previous_active_tasks == {TaskId(0, 0)}
+    obj["clients"][1]["threads"] = object()
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario(obj)
+    assert raised.value.path == "clients[1].threads"
+    assert "object object" in raised.value.reason
