@@ -301,3 +301,13 @@ def test_an_unwritable_out_file_is_reported_on_one_line(tmp_path):
     code, out, err = run("plan", file, "--assignor", "fallback_prior", "--now-ms", "0", "--out", str(target))
     assert (code, out) == (2, "")
     assert err.startswith(f"error: {target}: $: cannot write the result")
+
+
+@pytest.mark.parametrize("assignor", ["high_availability"])
+def test_every_shared_example_plans_with_a_built_in_assignor_in_the_result_format(shared_dir, assignor):
+    for file in sorted((shared_dir / "scenarios").glob("*.json")):
+        code, out, err = run("plan", str(file), "--assignor", assignor, "--now-ms", "0")
+        assert (code, err) == (0, ""), file.name
+        result = json.loads(out)
+        check_result_format(result, json.loads(file.read_text()))
+        assert (result["assignor"], result["status"], result["unassigned"]) == (assignor, "OK", []), file.name
