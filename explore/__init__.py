@@ -26,6 +26,7 @@ from explore.frames import MissingInputsError, RunFrames, as_pandas
 from explore.load import RunNotFoundError, list_runs, load_inputs, load_run
 from explore.planning import FleetPlan, plan_fleet, plan_one
 from explore.simulate import Simulation, next_scenario, simulate
+from explore.tables import load_scenarios, scenario_rows, scenarios_from_tables
 from explore.transitions import TRANSITION_KINDS, fleet_transition_totals, task_transitions, transition_counts
 from explore.whatif import (
     AddClients,
@@ -66,6 +67,7 @@ __all__ = [
     "list_runs",
     "load_inputs",
     "load_run",
+    "load_scenarios",
     "move_counts",
     "moves",
     "next_scenario",
@@ -76,6 +78,8 @@ __all__ = [
     "rack_traffic_totals",
     "restore_lag",
     "restore_lag_per_client",
+    "scenario_rows",
+    "scenarios_from_tables",
     "set_assignor",
     "set_standby_replicas",
     "simulate",

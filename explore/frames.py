@@ -199,6 +199,14 @@ class RunFrames:
         )
 
     @property
+    def planned_at_ms(self) -> int | None:
+        """The run's planning instant in epoch ms (the `now_ms` to replan its inputs with)."""
+        planned_at = (self.run or {}).get("planned_at")
+        if planned_at is None or pd.isna(planned_at):
+            return None
+        return int(pd.Timestamp(planned_at).value // 1_000_000)
+
+    @property
     def app_ids(self) -> list[str]:
         return sorted(self.results["app_id"].unique())
 

@@ -39,12 +39,13 @@ def _axes(ax, figsize=(8, 4)):
     return fig, ax
 
 
-def save(fig: Figure, path: str | Path, *, dpi: int = 110) -> Path:
-    """Write the figure as PNG (parent dirs created) and close it."""
+def save(fig: Figure, path: str | Path, *, dpi: int = 110, close: bool = True) -> Path:
+    """Write the figure as PNG (parent dirs created); close it unless a notebook still wants to show it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
-    plt.close(fig)
+    if close:
+        plt.close(fig)
     return path
 
 
