@@ -1,0 +1,475 @@
+"""Kafka's public KIP-924 ``StickyTaskAssignor`` (assignors.md §7) in deterministic form (POLICY.md §3).
+
+Actives: previous owners keep their tasks while within quota, then previous standby holders take tasks,
+then the rest go to the best client (previous owner unless overloaded, else a previous standby holder, else
+the least-loaded client preferring one that makes a new pair of co-located tasks). Standbys: the same
+choice among the clients that do not hold the task. Rack-aware optimization runs through
+`assignor.rack` (POLICY.md §4: the assignor's own default costs apply when the configs leave them unset).
+
+Where Kafka iterates hash maps we use signed ProcessId and TaskId order, plus two deliberate improvements
+(POLICY.md §3), both measured against Kafka's answers:
+* among equally loaded clients, the least-loaded pick prefers the client with the fewest of its own
+  previous actives still waiting to be placed (sorted order otherwise makes an over-quota client keep its
+  lowest task ids and lose the others), then the one with the most previous actives placed elsewhere (the
+  re-pick can hand one back), then the one with more threads (a task raises its load least), then the
+  smaller ProcessId;
+* a final pass keeps every client's active count but re-picks which tasks fill it so that the most
+  previous actives stay (an exact maximum matching, see `_repick_to_keep_previous_actives`).
+
+Internals address clients by their rank in ProcessId order and tasks by their rank in TaskId order.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Mapping, Sequence
+
+from assignor.assignment import AssignedTask, AssignedTaskType, KafkaStreamsAssignment, TaskAssignment
+from assignor.process_id import ProcessId
+from assignor.state import ApplicationState
+from assignor.task_assignor import BaseTaskAssignor
+from assignor.task_id import TaskId
+
+try:  # the rack-aware optimizers land separately; until then the sticky assignor skips rack optimization
+    from assignor.rack import optimize_rack_aware_active_tasks, optimize_rack_aware_standby_tasks
+except ImportError:  # pragma: no cover - removed once assignor.rack exists
+    optimize_rack_aware_active_tasks = optimize_rack_aware_standby_tasks = None  # type: ignore[assignment]
+
+# The KIP-924 sticky assignor's default rack costs (assignors.md §1.8).
+STATEFUL_TRAFFIC_COST = 1
+STATEFUL_NON_OVERLAP_COST = 10
+STATELESS_TRAFFIC_COST = 1
+STATELESS_NON_OVERLAP_COST = 0
+
+ACTIVE = AssignedTaskType.ACTIVE
+STANDBY = AssignedTaskType.STANDBY
+
+
+class StickyTaskAssignor(BaseTaskAssignor):
+    """``must_preserve_active_task_assignment``: every previous active stays with its previous owner
+    whatever the balance, no rack optimization, and the first client asks for an immediate follow-up."""
+
+    def __init__(self, must_preserve_active_task_assignment: bool = False) -> None:
+        self.must_preserve_active_task_assignment = must_preserve_active_task_assignment
+
+    def assign(self, application_state: ApplicationState) -> TaskAssignment:
+        state = _StickyState(application_state)
+        preserve = self.must_preserve_active_task_assignment
+        state.assign_actives(preserve)
+        if not preserve:
+            state.repick_to_keep_previous_actives()
+            state.optimize_actives_for_racks()
+        state.assign_standbys()
+        if not preserve:
+            state.optimize_standbys_for_racks()
+        assignments = state.to_assignments()
+        if preserve and assignments:
+            # Kafka gives the immediate follow-up to the first client of its map: ours is the smallest id.
+            assignments[0] = assignments[0].with_followup_rebalance(0)
+        return TaskAssignment.of(assignments)
+
+
+class _StickyState:
+    """The assignment being built, in index form, with the indexes the choices need."""
+
+    def __init__(self, application_state: ApplicationState) -> None:
+        self.application_state = application_state
+        states = application_state.kafka_streams_states(False)
+        self.pids: list[ProcessId] = sorted(states)
+        self.threads = [states[p].num_processing_threads for p in self.pids]
+        self.tasks: list[TaskId] = sorted(application_state.all_tasks())
+        self.task_index = {t: j for j, t in enumerate(self.tasks)}
+        n_clients, n_tasks = len(self.pids), len(self.tasks)
+
+        # previous ownership: a task claimed by two clients keeps the later one in ProcessId order (Kafka
+        # overwrites in map order)
+        self.prev_active = [-1] * n_tasks
+        self.prev_owners: list[list[int]] = [[] for _ in range(n_tasks)]  # every claimant, for the re-pick
+        self.prev_standby: list[list[int]] = [[] for _ in range(n_tasks)]
+        for i, pid in enumerate(self.pids):
+            for t in states[pid].previous_active_tasks:
+                j = self.task_index.get(t)
+                if j is not None:
+                    self.prev_active[j] = i
+                    self.prev_owners[j].append(i)
+        for i, pid in enumerate(self.pids):
+            for t in states[pid].previous_standby_tasks:
+                j = self.task_index.get(t)
+                if j is not None:
+                    self.prev_standby[j].append(i)  # ascending i: clients visited in ProcessId order
+
+        # the assignment: role per (client, task); counts; task bitmasks per client; holders per task
+        self.roles: list[dict[int, AssignedTaskType]] = [{} for _ in range(n_clients)]
+        self.active_count = [0] * n_clients
+        self.total = [0] * n_clients
+        self.mask = [0] * n_clients
+        self.holders: list[list[int]] = [[] for _ in range(n_tasks)]
+        self.active_owner = [-1] * n_tasks
+
+        # previous actives still waiting for placement, per previous owner (the tie-break of POLICY.md §3)
+        self.waiting = [0] * n_clients
+        self.waiting_tasks: set[int] = set()
+        # previous actives now active elsewhere, negated, per previous owner: among equally loaded clients
+        # with nothing waiting, the one the re-pick can give a previous active back to goes first
+        self.displaced = [0] * n_clients
+        # clients sorted by key (load, waiting, -displaced, index); key_of[i] is client i's entry there
+        self.key_of = [(0.0, 0, 0, -self.threads[i], i) for i in range(n_clients)]
+        self.by_key = sorted(self.key_of)
+
+    # --- keys and loads -------------------------------------------------------------------------------
+    def load(self, i: int) -> float:
+        return self.total[i] / self.threads[i]
+
+    def _rekey(self, i: int) -> None:
+        old = self.key_of[i]
+        new = (self.total[i] / self.threads[i], self.waiting[i], -self.displaced[i], -self.threads[i], i)
+        if new == old:
+            return
+        by_key = self.by_key
+        del by_key[bisect_left(by_key, old)]
+        insort(by_key, new)
+        self.key_of[i] = new
+
+    def min_load(self) -> float:
+        return self.by_key[0][0]
+
+    def should_balance_load(self, i: int) -> bool:
+        """Kafka's ``shouldBalanceLoad``: loaded (>= 1 task per thread) and some client is strictly less
+        loaded."""
+        load = self.load(i)
+        return load >= 1 and self.min_load() < load
+
+    # --- placement ------------------------------------------------------------------------------------
+    def finalize(self, j: int, i: int, role: AssignedTaskType) -> None:
+        self.roles[i][j] = role
+        self.total[i] += 1
+        self.mask[i] |= 1 << j
+        self.holders[j].append(i)
+        if role is ACTIVE:
+            self.active_count[i] += 1
+            self.active_owner[j] = i
+            owner = self.prev_active[j]
+            if j in self.waiting_tasks:
+                self.waiting_tasks.discard(j)
+                self.waiting[owner] -= 1
+                if owner != i:
+                    self.displaced[owner] += 1
+                self._rekey(owner)
+        self._rekey(i)
+
+    def has_room(self, i: int, per_thread: int) -> bool:
+        return self.active_count[i] < self.threads[i] * per_thread
+
+    def partners(self, j: int) -> int:
+        """Tasks sharing a client with task j now, as a bitmask (Kafka's task pairs; see `_has_new_pair`)."""
+        combined = 0
+        for d in self.holders[j]:
+            combined |= self.mask[d]
+        return combined
+
+    def _eligible(self, i: int, partners: int) -> bool:
+        """Pass 1 of Kafka's least-loaded pick: an empty client, or one holding a task not yet paired with
+        the task being placed. Pairs are tasks that share a client in the assignment being built; before
+        any re-pick or rack move this is exactly Kafka's pair set, as nothing is ever removed."""
+        return self.total[i] == 0 or (self.mask[i] & ~partners) != 0
+
+    def least_loaded_among(self, j: int, candidates: Sequence[int]) -> int | None:
+        """findLeastLoadedClient over a small explicit candidate list."""
+        if not candidates:
+            return None
+        partners = self.partners(j)
+        key_of = self.key_of
+        eligible = [i for i in candidates if self._eligible(i, partners)]
+        return min(eligible or candidates, key=key_of.__getitem__)
+
+    def least_loaded_overall(self, j: int) -> int:
+        """findLeastLoadedClient over every client not holding task j, scanning clients by key."""
+        partners = self.partners(j)
+        holding = self.holders[j]
+        fallback = None
+        if not holding:  # nothing pairs with an unplaced task: every client passes, the minimum wins
+            return self.by_key[0][-1]
+        for *_, i in self.by_key:
+            if i in holding:
+                continue
+            if self._eligible(i, partners):
+                return i
+            if fallback is None:
+                fallback = i
+        return fallback
+
+    def best_client(self, j: int, candidates: Sequence[int] | None) -> int:
+        """findBestClientForTask; ``candidates`` None means every client not holding the task."""
+        if candidates is not None and len(candidates) == 1:
+            return candidates[0]
+        if candidates is None:
+            holding = self.holders[j]
+            open_count = len(self.pids) - len(holding)
+            if open_count == 1:
+                return next(i for i in range(len(self.pids)) if i not in holding)
+
+            def is_candidate(i: int) -> bool:
+                return i not in holding
+        else:
+            allowed = set(candidates)
+            is_candidate = allowed.__contains__
+
+        owner = self.prev_active[j]
+        standby_holders = [i for i in self.prev_standby[j] if is_candidate(i)]
+        previous = (
+            owner if owner >= 0 and is_candidate(owner) else self.least_loaded_among(j, standby_holders)
+        )
+        if previous is None:
+            return self._least_loaded(j, candidates)
+        if self.should_balance_load(previous):
+            standby = self.least_loaded_among(j, standby_holders)
+            if standby is None or self.should_balance_load(standby):
+                return self._least_loaded(j, candidates)
+            return standby
+        return previous
+
+    def _least_loaded(self, j: int, candidates: Sequence[int] | None) -> int:
+        if candidates is None:
+            return self.least_loaded_overall(j)
+        return self.least_loaded_among(j, candidates)
+
+    # --- actives (assignors.md §7.2) ----------------------------------------------------------------------
+    def assign_actives(self, preserve: bool) -> None:
+        n_tasks = len(self.tasks)
+        capacity = sum(self.threads)
+        if capacity == 0:
+            return  # no clients: every task stays unassigned
+        per_thread = n_tasks // capacity
+        unassigned = [True] * n_tasks
+        for j in range(n_tasks):
+            owner = self.prev_active[j]
+            if owner >= 0 and (preserve or self.has_room(owner, per_thread)):
+                self._finalize_plain(j, owner, ACTIVE)
+                unassigned[j] = False
+        for j in range(n_tasks):
+            if not unassigned[j]:
+                continue
+            for i in self.prev_standby[j]:
+                if self.has_room(i, per_thread):
+                    self._finalize_plain(j, i, ACTIVE)
+                    unassigned[j] = False
+                    break
+        remaining = [j for j in range(n_tasks) if unassigned[j]]
+        self._start_waiting(remaining)
+        for j in remaining:
+            self.finalize(j, self.best_client(j, None), ACTIVE)
+        # the tie-breaks serve the active phase only: standbys go by (load, ProcessId)
+        self.waiting = [0] * len(self.pids)
+        self.displaced = [0] * len(self.pids)
+        for i in range(len(self.pids)):
+            self._rekey(i)
+
+    def _finalize_plain(self, j: int, i: int, role: AssignedTaskType) -> None:
+        self.roles[i][j] = role
+        self.total[i] += 1
+        self.mask[i] |= 1 << j
+        self.holders[j].append(i)
+        if role is ACTIVE:
+            self.active_count[i] += 1
+            self.active_owner[j] = i
+        self._rekey(i)
+
+    def _start_waiting(self, remaining: Sequence[int]) -> None:
+        for j, owner in enumerate(self.prev_active):
+            placed = self.active_owner[j]
+            if owner >= 0 and placed >= 0 and placed != owner:
+                self.displaced[owner] += 1  # moved to a previous standby holder in step 2
+        for j in remaining:
+            owner = self.prev_active[j]
+            if owner >= 0:
+                self.waiting_tasks.add(j)
+                self.waiting[owner] += 1
+        for i in range(len(self.pids)):
+            self._rekey(i)
+
+    # --- the final re-pick (POLICY.md §3) -------------------------------------------------------------
+    def repick_to_keep_previous_actives(self) -> None:
+        """Keep each client's active count; re-pick which tasks fill it so the most previous actives stay.
+
+        A maximum bipartite b-matching of tasks to their previous owners under the counts (Kuhn's
+        augmenting paths, tasks in TaskId order, owners in ProcessId order), seeded with the tasks already
+        on a previous owner so those never move. With one owner per task it is simply: client c keeps
+        min(count_c, its previous tasks). Unmatched tasks stay where they are if that client still has
+        room, else fill the remaining room in TaskId / ProcessId order.
+        """
+        n_clients = len(self.pids)
+        room = list(self.active_count)
+        new_owner = [-1] * len(self.tasks)
+        kept_multi: list[list[int]] = [[] for _ in range(n_clients)]  # kept tasks with several owners
+        placed = [j for j, owner in enumerate(self.active_owner) if owner >= 0]
+        for j in placed:
+            current = self.active_owner[j]
+            if current in self.prev_owners[j]:
+                self._match(j, current, new_owner, room, kept_multi)
+        for j in placed:
+            if new_owner[j] < 0 and self.prev_owners[j]:
+                self._augment(j, new_owner, room, kept_multi)
+        placed = [j for j, owner in enumerate(self.active_owner) if owner >= 0]
+        leftovers = []
+        for j in placed:
+            if new_owner[j] >= 0:
+                continue
+            current = self.active_owner[j]
+            if room[current] > 0:
+                new_owner[j] = current
+                room[current] -= 1
+            else:
+                leftovers.append(j)
+        c = 0
+        for j in leftovers:
+            while room[c] == 0:
+                c += 1
+            new_owner[j] = c
+            room[c] -= 1
+        changed = [j for j in placed if new_owner[j] != self.active_owner[j]]
+        for j in changed:
+            old = self.active_owner[j]
+            del self.roles[old][j]
+            self.total[old] -= 1
+            self.mask[old] &= ~(1 << j)
+            self.active_count[old] -= 1
+            self.holders[j].remove(old)
+        for j in changed:
+            self._finalize_plain(j, new_owner[j], ACTIVE)
+        for i in range(n_clients):
+            self._rekey(i)
+
+    def _match(self, j: int, client: int, new_owner: list[int], room: list[int], kept_multi) -> None:
+        new_owner[j] = client
+        room[client] -= 1
+        if len(self.prev_owners[j]) > 1:
+            kept_multi[client].append(j)
+
+    def _augment(self, j: int, new_owner: list[int], room: list[int], kept_multi) -> None:
+        """Breadth-first augmenting path from task j through previous owners; moves tasks along it."""
+        parent: dict[int, tuple[int, int]] = {}
+        queue: list[int] = []
+        for c in self.prev_owners[j]:
+            parent[c] = (-1, j)
+            queue.append(c)
+        for c in queue:  # the list grows while we walk it: a FIFO queue
+            if room[c] > 0:
+                self._shift_along(c, parent, new_owner, room, kept_multi)
+                return
+            for j2 in kept_multi[c]:
+                for c2 in self.prev_owners[j2]:
+                    if c2 not in parent:
+                        parent[c2] = (c, j2)
+                        queue.append(c2)
+
+    def _shift_along(self, end: int, parent, new_owner: list[int], room: list[int], kept_multi) -> None:
+        room[end] -= 1
+        current = end
+        while True:
+            previous, task = parent[current]
+            new_owner[task] = current
+            if len(self.prev_owners[task]) > 1:
+                kept_multi[current].append(task)
+            if previous < 0:
+                return
+            kept_multi[previous].remove(task)  # it moved on; its slot at `previous` takes the next task
+            current = previous
+
+    # --- standbys (assignors.md §7.5) ---------------------------------------------------------------------
+    def assign_standbys(self) -> None:
+        replicas = self.application_state.assignment_configs().num_standby_replicas
+        if replicas <= 0 or not self.pids:
+            return
+        infos = self.application_state.all_tasks()
+        n_clients = len(self.pids)
+        for j, task in enumerate(self.tasks):
+            if not infos[task].has_changelog:
+                continue
+            for _ in range(replicas):
+                if len(self.holders[j]) >= n_clients:
+                    break  # every client holds the task: no room for another replica
+                self._finalize_plain(j, self.best_client(j, None), STANDBY)
+
+    # --- rack optimization (assignors.md §7.4, §7.6; POLICY.md §4) ------------------------------------------
+    def optimize_actives_for_racks(self) -> None:
+        if optimize_rack_aware_active_tasks is None:
+            return
+        from assignor.task_assignment_utils import RackAwareOptimizationParams
+
+        configs = self.application_state.assignment_configs()
+        params = RackAwareOptimizationParams.of(self.application_state)
+        stateful = (
+            params.for_stateful_tasks()
+            .with_traffic_cost_override(_or(configs.rack_aware_traffic_cost, STATEFUL_TRAFFIC_COST))
+            .with_non_overlap_cost_override(
+                _or(configs.rack_aware_non_overlap_cost, STATEFUL_NON_OVERLAP_COST)
+            )
+        )
+        stateless = (
+            params.for_stateless_tasks()
+            .with_traffic_cost_override(STATELESS_TRAFFIC_COST)
+            .with_non_overlap_cost_override(STATELESS_NON_OVERLAP_COST)
+        )
+        assignments = self._assignment_map()
+        optimize_rack_aware_active_tasks(stateful, assignments)
+        optimize_rack_aware_active_tasks(stateless, assignments)
+        self._reload(assignments)
+
+    def optimize_standbys_for_racks(self) -> None:
+        configs = self.application_state.assignment_configs()
+        if optimize_rack_aware_standby_tasks is None or configs.num_standby_replicas <= 0:
+            return
+        from assignor.task_assignment_utils import RackAwareOptimizationParams
+
+        params = (
+            RackAwareOptimizationParams.of(self.application_state)
+            .with_traffic_cost_override(_or(configs.rack_aware_traffic_cost, STATEFUL_TRAFFIC_COST))
+            .with_non_overlap_cost_override(
+                _or(configs.rack_aware_non_overlap_cost, STATEFUL_NON_OVERLAP_COST)
+            )
+        )
+        assignments = self._assignment_map()
+        optimize_rack_aware_standby_tasks(params, assignments)
+        self._reload(assignments)
+
+    def _stateful_costs(self) -> tuple[int, int]:
+        """Configured costs, else the sticky assignor's own defaults (POLICY.md §4 fix)."""
+        configs = self.application_state.assignment_configs()
+        return (
+            _or(configs.rack_aware_traffic_cost, STATEFUL_TRAFFIC_COST),
+            _or(configs.rack_aware_non_overlap_cost, STATEFUL_NON_OVERLAP_COST),
+        )
+
+    def _assignment_map(self) -> dict[ProcessId, KafkaStreamsAssignment]:
+        return {pid: assignment for pid, assignment in zip(self.pids, self.to_assignments())}
+
+    def _reload(self, assignments: Mapping[ProcessId, KafkaStreamsAssignment]) -> None:
+        """Rebuild the index state from optimized assignments (the optimizer may move tasks around)."""
+        n_clients, n_tasks = len(self.pids), len(self.tasks)
+        self.roles = [{} for _ in range(n_clients)]
+        self.active_count = [0] * n_clients
+        self.total = [0] * n_clients
+        self.mask = [0] * n_clients
+        self.holders = [[] for _ in range(n_tasks)]
+        self.active_owner = [-1] * n_tasks
+        index = {pid: i for i, pid in enumerate(self.pids)}
+        for pid, assignment in assignments.items():
+            i = index[pid]
+            for task, assigned in sorted(assignment.tasks().items()):
+                self._finalize_plain(self.task_index[task], i, assigned.type)
+        for i in range(n_clients):
+            self._rekey(i)
+
+    # --- output -----------------------------------------------------------------------------------------
+    def to_assignments(self) -> list[KafkaStreamsAssignment]:
+        tasks = self.tasks
+        result = []
+        for i, pid in enumerate(self.pids):
+            roles = self.roles[i]
+            assigned = {tasks[j]: AssignedTask(tasks[j], roles[j]) for j in sorted(roles)}
+            result.append(KafkaStreamsAssignment(pid, assigned))
+        return result
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
