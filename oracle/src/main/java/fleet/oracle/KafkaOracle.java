@@ -141,7 +141,7 @@ public final class KafkaOracle {
         final AssignmentConfigs configs = LegacyInputs.assignmentConfigs(s);
         final Map<ProcessId, ClientState> states = LegacyInputs.clientStates(s);
         final Set<TaskId> allTasks = LegacyInputs.allTaskIds(s);
-        final Set<TaskId> statefulTasks = LegacyInputs.statefulTaskIds(s);
+        final Set<TaskId> statefulTasks = LegacyInputs.statefulTaskIds(s, allTasks);
         final long start = System.nanoTime();
         // Building the rack-aware helper is part of Kafka's own assignment work, so it is timed too.
         final boolean probing = assignor.assign(states, allTasks, statefulTasks,

@@ -65,12 +65,30 @@ final class LegacyInputs {
         return states;
     }
 
+    /** All tasks, added one by one in TaskId order to a HashSet (the legacy sticky assignor iterates it). */
     static Set<TaskId> allTaskIds(final Scenario s) {
-        return new HashSet<>(s.tasks.keySet());
+        final Set<TaskId> all = new HashSet<>();
+        for (final TaskId id : s.tasks.keySet()) {
+            all.add(id);
+        }
+        return all;
     }
 
-    static Set<TaskId> statefulTaskIds(final Scenario s) {
-        return new HashSet<>(s.changelogTaskIds());
+    /**
+     * The tasks with a changelog, collected by walking {@link #allTaskIds} in its hash order into a new HashSet.
+     * The legacy sticky assignor places standbys in this set's iteration order; building it this way
+     * reproduces Kafka's answers in shared/scenarios/kafka/ for FallbackPriorTaskAssignor (example-007
+     * needs it).
+     */
+    static Set<TaskId> statefulTaskIds(final Scenario s, final Set<TaskId> allTaskIds) {
+        final Set<TaskId> changelogTasks = s.changelogTaskIds();
+        final Set<TaskId> stateful = new HashSet<>();
+        for (final TaskId id : allTaskIds) {
+            if (changelogTasks.contains(id)) {
+                stateful.add(id);
+            }
+        }
+        return stateful;
     }
 
     /** A fresh RackAwareTaskAssignor (it caches its enablement decision, so one per assignor call). */
