@@ -52,7 +52,8 @@ RACK_KNOBS = Knobs(
 REGRESSION_SEEDS: dict[str, tuple[int, ...]] = {
     "high_availability": (),
     "fallback_prior": (),
-    "sticky": (),
+    # Ours had a wider active spread than Kafka's (first seen 2026-11-22, 8 of 500: over the 1% allowed).
+    "sticky": (12, 72, 167, 250, 251, 312, 434, 481),
     "optimize_rack": (),
 }
 STICKY_MIN_SHARE_NO_WORSE = 0.99
