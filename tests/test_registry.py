@@ -44,10 +44,14 @@ def custom_module(monkeypatch):
     return module.__name__
 
 
-def test_fallback_prior_is_built_in():
+def test_the_built_in_assignors_load_by_name():
     from assignor.fallback import FallbackPriorTaskAssignor
+    from assignor.high_availability import HighAvailabilityTaskAssignor
+    from assignor.sticky import StickyTaskAssignor
 
     assert isinstance(load_assignor("fallback_prior"), FallbackPriorTaskAssignor)
+    assert isinstance(load_assignor("high_availability"), HighAvailabilityTaskAssignor)
+    assert isinstance(load_assignor("sticky"), StickyTaskAssignor)
 
 
 def test_the_three_built_in_names_point_at_the_agreed_classes():
