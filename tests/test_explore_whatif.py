@@ -86,19 +86,19 @@ def test_removing_clients_and_changing_standbys_and_assignor(examples):
     changes = [
         explore.RemoveClients((gone,)),
         explore.set_standby_replicas(2),
-        explore.set_assignor("fallback_prior"),
+        explore.set_assignor("sticky"),
     ]
     report = explore.what_if(scenario, changes, now_ms=NOW)
     by_hand = copy.deepcopy(scenario)
     by_hand["clients"] = by_hand["clients"][1:]
     by_hand["configs"]["num_standby_replicas"] = 2
-    by_hand["configs"]["assignor"] = "fallback_prior"
+    by_hand["configs"]["assignor"] = "sticky"
     app = scenario["app_id"]
     changed = report.changed.results[app]
     assert _comparable(changed) == _comparable(plan_scenario(by_hand, now_ms=NOW))
-    assert changed["assignor"] == "fallback_prior"
+    assert changed["assignor"] == "sticky"
     row = report.comparison.set_index("app_id").loc[app]
-    assert row["assignor_a"] == "high_availability" and row["assignor_b"] == "fallback_prior"
+    assert row["assignor_a"] == "high_availability" and row["assignor_b"] == "sticky"
     assert row["active_moves_delta"] == changed["metrics"]["active_moves"] - row["active_moves_a"]
 
 
@@ -120,14 +120,14 @@ def test_what_if_on_a_fleet_changes_only_the_selected_apps(examples):
 def test_compare_assignors_on_the_same_inputs(examples):
     scenario = examples["example-006"]
     plan_a, plan_b, comparison = explore.compare_assignors(
-        scenario, "high_availability", "fallback_prior", now_ms=NOW
+        scenario, "high_availability", "sticky", now_ms=NOW
     )
     app = scenario["app_id"]
     assert _comparable(plan_a.results[app]) == _comparable(
         plan_scenario(scenario, assignor="high_availability", now_ms=NOW)
     )
     assert _comparable(plan_b.results[app]) == _comparable(
-        plan_scenario(scenario, assignor="fallback_prior", now_ms=NOW)
+        plan_scenario(scenario, assignor="sticky", now_ms=NOW)
     )
     row = comparison.set_index("app_id").loc[app]
     actives_a = {t: c["process_id"] for c in plan_a.results[app]["assignment"] for t in c["active"]}

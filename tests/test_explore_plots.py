@@ -1,0 +1,84 @@
+"""Plots draw what the analyses compute, and are written as PNG files (Agg backend)."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+import explore  # noqa: E402
+from explore import plots  # noqa: E402
+from tests.test_explore_planning import NOW, transitions_scenario  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def planned(shared_dir):
+    scenarios = [transitions_scenario()]
+    scenarios += [
+        json.loads(p.read_text()) for p in sorted((shared_dir / "scenarios").glob("example-00[0-5].json"))
+    ]
+    return explore.plan_fleet(scenarios, now_ms=NOW).frames
+
+
+def _bar_heights(ax, label: str) -> list[float]:
+    container = next(c for c in ax.containers if c.get_label() == label)
+    return [patch.get_height() for patch in container.patches]
+
+
+def test_client_load_bars_are_the_client_load(planned, tmp_path):
+    fig = plots.plot_client_load(planned, "example-002")
+    ax = fig.axes[0]
+    load = explore.client_load(planned, "example-002")
+    assert _bar_heights(ax, "active") == list(load["active"])
+    assert _bar_heights(ax, "standby") == list(load["standby"])
+    assert _bar_heights(ax, "warmup") == list(load["warmup"])
+    path = plots.save(fig, tmp_path / "load.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_transition_bars_count_each_kind(planned):
+    fig = plots.plot_transitions(planned, "transitions")
+    ax = fig.axes[0]
+    counts = explore.transition_counts(planned, "transitions")
+    for kind in explore.TRANSITION_KINDS:
+        assert _bar_heights(ax, kind) == list(counts[kind]), kind
+
+
+def test_rack_traffic_before_and_after_bars(planned):
+    ax = plots.plot_rack_traffic(planned, "example-002").axes[0]
+    traffic = explore.rack_traffic(planned, "example-002")
+    assert _bar_heights(ax, "before") == list(traffic["before"].astype(float))
+    assert _bar_heights(ax, "after") == list(traffic["after"].astype(float))
+    fleet_ax = plots.plot_rack_traffic(planned).axes[0]
+    fleet = explore.fleet_rack_traffic(planned).dropna()
+    assert sorted(_bar_heights(fleet_ax, "after")) == sorted(fleet["after"].astype(float))
+
+
+def test_moves_per_app_and_fleet_overview(planned, tmp_path):
+    ax = plots.plot_moves(planned, top=3).axes[0]
+    summary = explore.fleet_summary(planned)
+    totals = (summary["active_moves"] + summary["standby_moves"] + summary["warmups"]).sort_values(
+        ascending=False
+    )
+    stacked = [
+        a + s + w
+        for a, s, w in zip(*(_bar_heights(ax, c) for c in ("active_moves", "standby_moves", "warmups")))
+    ]
+    assert stacked == list(totals.head(3).astype(float))
+    fig = plots.plot_fleet(planned)
+    assert len(fig.axes) == 4
+    assert "7 applications" in fig.get_suptitle()
+    assert plots.save(fig, tmp_path / "fleet.png").stat().st_size > 5_000
+
+
+def test_simulation_plot(tmp_path):
+    from tests.test_explore_simulate import two_clients
+
+    sim = explore.simulate(two_clients(), now_ms=NOW, catch_up_per_round=600)
+    ax = plots.plot_simulation(sim).axes[0]
+    assert _bar_heights(ax, "active_moves") == [0.0, 0.0, 1.0]
+    assert "2 probing rebalances, converged" in ax.get_title()
