@@ -17,16 +17,20 @@ The legacy entry point `assign_high_availability` works on `ClientState`s as Kaf
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import is_
+
+import numpy as np
 
 from assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
 from assignor.client_state import ClientState
 from assignor.configs import AssignmentConfigs, RackAwareStrategy
 from assignor.process_id import ProcessId
-from assignor.state import ApplicationState
+from assignor.state import ApplicationState, KafkaStreamsState
 from assignor.task_assignor import BaseTaskAssignor
 from assignor.task_id import TaskId
 from assignor.task_movement import (
-    LagOrder,
+    TASK_ORDER,
+    LagTable,
     WarmupBudget,
     assign_active_task_movements,
     assign_standby_task_movements,
@@ -38,9 +42,6 @@ except ImportError:  # pragma: no cover - removed once assignor.rack exists
     RackAwareTaskAssignor = None  # type: ignore[assignment,misc]
 
 from assignor.standby import create_standby_task_assignor
-
-LATEST_OFFSET = -2  # the lag of a running active: caught up by definition
-UNBOUNDED_RECOVERY_LAG = (1 << 63) - 1  # acceptable_recovery_lag = Long.MAX_VALUE: everyone is caught up
 
 # Rack-aware costs HA uses when the configs leave them unset (assignors.md §1.8).
 STATEFUL_TRAFFIC_COST = 10
@@ -57,7 +58,7 @@ class HighAvailabilityTaskAssignor(BaseTaskAssignor):
 
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         states = application_state.kafka_streams_states(True)
-        clients = {pid: ClientState.from_kafka_streams_state(states[pid]) for pid in sorted(states)}
+        clients = {pid: _client_state(states[pid]) for pid in sorted(states)}
         configs = application_state.assignment_configs()
         probing = assign_high_availability(
             clients,
@@ -70,14 +71,31 @@ class HighAvailabilityTaskAssignor(BaseTaskAssignor):
         return to_task_assignment(clients, deadline)
 
 
+def _client_state(state: KafkaStreamsState) -> ClientState:
+    """A working ClientState whose lag map is the (read-only) reported one, not a copy: the assignor only
+    reads lags, and copying them is the largest cost at a thousand clients by a thousand tasks."""
+    client = ClientState(
+        state.process_id,
+        state.num_processing_threads,
+        previous_active=state.previous_active_tasks,
+        previous_standby=state.previous_standby_tasks,
+        client_tags=state.client_tags,
+        rack_id=state.rack_id,
+        consumers=state.consumer_client_ids,
+        consumer_previous_stateful=state.consumer_previous_stateful_tasks,
+    )
+    client.task_lags = state.task_lags if state.task_lags is not None else {}
+    return client
+
+
 def to_task_assignment(clients: Mapping[ProcessId, ClientState], deadline_ms: int | None) -> TaskAssignment:
     """One assignment per client in ProcessId order; the deadline (if any) on the smallest ProcessId."""
     assignments = []
     for rank, pid in enumerate(sorted(clients)):
         state = clients[pid]
         warmups = set(state.warmup_tasks)
-        tasks = {t: AssignedTask.active(t) for t in state.active_tasks}
-        for t in state.standby_tasks:
+        tasks = {t: AssignedTask.active(t) for t in sorted(state.active_set(), key=TASK_ORDER)}
+        for t in sorted(state.standby_set(), key=TASK_ORDER):
             tasks[t] = AssignedTask.warmup(t) if t in warmups else AssignedTask.standby(t)
         assignment = KafkaStreamsAssignment(pid, tasks)
         if rank == 0 and deadline_ms is not None:
@@ -103,9 +121,9 @@ def assign_high_availability(
 ) -> bool:
     """Kafka's legacy ``HighAvailabilityTaskAssignor.assign``: mutates the (empty) ClientStates and returns
     whether a probing rebalance is needed. ``rack_assignor`` is a `RackAwareTaskAssignor` or None."""
-    stateful = sorted(set(stateful_tasks))
+    stateful = sorted(set(stateful_tasks), key=TASK_ORDER)
     stateful_set = set(stateful)
-    stateless = sorted(t for t in set(all_tasks) if t not in stateful_set)
+    stateless = sorted((t for t in set(all_tasks) if t not in stateful_set), key=TASK_ORDER)
     order = sorted(clients)
     ordered = [clients[pid] for pid in order]
     rack = _RackGate(rack_assignor, configs)
@@ -124,9 +142,8 @@ def assign_high_availability(
         rack.optimize_standby(clients, configs, standby_assignor.is_allowed_standby_movement)
 
     # Phase C
-    lags = {task: [state.lag_for(task) for state in ordered] for task in stateful}
-    caught_up = _caught_up_clients(order, lags, configs.acceptable_recovery_lag)
-    by_lag = LagOrder(order, lags)
+    table = LagTable(order, stateful, _lag_rows(ordered, stateful), configs.acceptable_recovery_lag)
+    caught_up, by_lag = table.caught_up(), table.by_lag()
 
     # Phases D and E share one warmup budget
     budget = WarmupBudget(configs.max_warmup_replicas)
@@ -176,7 +193,7 @@ def balance_tasks_over_threads(
                 if d == s or not _should_move_a_task(totals, caps, loads, s, d):
                     continue
                 destination = ordered[d]
-                snapshot = source.active_tasks if active else source.standby_tasks
+                snapshot = sorted(source.active_set() if active else source.standby_set(), key=TASK_ORDER)
                 moved_here = False
                 for task in snapshot:
                     if not _should_move_a_task(totals, caps, loads, s, d):
@@ -212,22 +229,25 @@ def _should_move_a_task(totals: list[int], caps: list[int], loads: list[float], 
     return proposed < skew
 
 
-def _caught_up_clients(
-    order: Sequence[ProcessId], lags: Mapping[TaskId, Sequence[int]], acceptable_recovery_lag: int
-) -> dict[TaskId, tuple[ProcessId, ...]]:
-    """Running actives (-2), everyone under an unbounded acceptable lag, or 0 <= lag <= acceptable.
-    An unknown lag (-3) is never caught up otherwise."""
-    if acceptable_recovery_lag == UNBOUNDED_RECOVERY_LAG:
-        everyone = tuple(order)
-        return {task: everyone for task in lags}
-    result = {}
-    for task, task_lags in lags.items():
-        result[task] = tuple(
-            order[i]
-            for i, lag in enumerate(task_lags)
-            if lag == LATEST_OFFSET or 0 <= lag <= acceptable_recovery_lag
-        )
-    return result
+def _lag_rows(ordered: Sequence[ClientState], stateful: Sequence[TaskId]) -> np.ndarray:
+    """Every client's lag for every stateful task (clients x tasks, int64).
+
+    Loaded scenarios give every client the same lag keys in the same order (the same TaskId objects), so
+    the rows are read in that order and permuted once, instead of hashing a TaskId per (client, task).
+    """
+    if not ordered or not stateful:
+        return np.zeros((len(ordered), len(stateful)), dtype=np.int64)
+    first_keys = list(ordered[0].task_lags.keys())
+    shared = len(first_keys) == len(stateful) and all(
+        len(state.task_lags) == len(first_keys) and all(map(is_, state.task_lags.keys(), first_keys))
+        for state in ordered
+    )
+    if shared:
+        position = {task: k for k, task in enumerate(first_keys)}
+        if all(task in position for task in stateful):
+            rows = np.array([list(state.task_lags.values()) for state in ordered], dtype=np.int64)
+            return rows[:, [position[task] for task in stateful]]
+    return np.array([[state.lag_for(task) for task in stateful] for state in ordered], dtype=np.int64)
 
 
 def _assign_stateless_actives(ordered: Sequence[ClientState], stateless: Sequence[TaskId]) -> None:

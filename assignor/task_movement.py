@@ -15,10 +15,20 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Collection, Mapping, Sequence
+from operator import attrgetter
+
+import numpy as np
 
 from assignor.client_state import ClientState
 from assignor.process_id import ProcessId
 from assignor.task_id import TaskId
+
+LATEST_OFFSET = -2  # the lag of a running active: caught up by definition
+UNBOUNDED_RECOVERY_LAG = (1 << 63) - 1  # acceptable_recovery_lag = Long.MAX_VALUE: everyone is caught up
+
+# TaskId order as a sort key: computed once per element instead of a Python-level comparison per pair.
+# (A named id compared with an unnamed one raises TypeError, as Kafka refuses that comparison.)
+TASK_ORDER = attrgetter("topology_name", "subtopology", "partition")
 
 # A caught-up set up to this size is scanned directly when picking the least-loaded member; larger sets
 # go through a heap of all clients (both answer "the member with the smallest (load, ProcessId)").
@@ -159,41 +169,89 @@ class _JavaPriorityQueue:
         return result
 
 
-class LagOrder(Mapping[TaskId, Sequence[ProcessId]]):
-    """The by-lag order of every stateful task (assignors.md §4.4), built from one lag table and sorted
-    only for the tasks that need it: clients by (lag, ProcessId), the sentinels -3 and -2 first.
+class LagTable:
+    """Phase C (assignors.md §4.4) for every stateful task at once: lags index-aligned with the clients in
+    signed ProcessId order, the caught-up test, and each task's smallest lag.
 
-    ``lags[task][i]`` is the lag of ``order[i]``; ``order`` is in signed ProcessId order.
+    Caught up = running active (-2), or an unbounded acceptable lag, or 0 <= lag <= acceptable; so an
+    unknown lag (-3) never is otherwise. `caught_up()` and `by_lag()` give the two per-task views phases D
+    and E read, as mappings keyed by TaskId (Kafka's shapes) that also answer by index, without hashing.
     """
 
-    def __init__(self, order: Sequence[ProcessId], lags: Mapping[TaskId, Sequence[int]]) -> None:
-        self._order = order
-        self._lags = lags
+    def __init__(
+        self,
+        order: Sequence[ProcessId],
+        tasks: Sequence[TaskId],
+        lags: np.ndarray,
+        acceptable_recovery_lag: int,
+    ) -> None:
+        self.order = list(order)
+        self.tasks = list(tasks)
+        self.task_index = {t: j for j, t in enumerate(self.tasks)}
+        by_task = np.ascontiguousarray(np.asarray(lags, dtype=np.int64).reshape(len(order), len(tasks)).T)
+        self.lags = by_task  # tasks x clients
+        if acceptable_recovery_lag == UNBOUNDED_RECOVERY_LAG:
+            self.caught = np.ones(by_task.shape, dtype=bool)
+        else:
+            self.caught = (by_task == LATEST_OFFSET) | ((by_task >= 0) & (by_task <= acceptable_recovery_lag))
+        self.min_lags = by_task.min(axis=1).tolist() if len(order) else [0] * len(self.tasks)
+        self._candidates: dict[int, tuple[int, ...]] = {}
 
-    @property
-    def order(self) -> Sequence[ProcessId]:
-        return self._order
+    def candidate_indices(self, j: int) -> tuple[int, ...]:
+        found = self._candidates.get(j)
+        if found is None:
+            found = tuple(np.flatnonzero(self.caught[j]).tolist())
+            self._candidates[j] = found
+        return found
 
-    def __getitem__(self, task: TaskId) -> list[ProcessId]:
-        order = self._order
-        return [order[i] for i in self.indices(task)]
+    def lag_order_indices(self, j: int) -> list[int]:
+        """Clients by (lag, ProcessId): a stable sort of the ProcessId-ordered row."""
+        return np.argsort(self.lags[j], kind="stable").tolist()
+
+    def caught_up(self) -> CaughtUpView:
+        return CaughtUpView(self)
+
+    def by_lag(self) -> LagOrder:
+        return LagOrder(self)
+
+
+class CaughtUpView(Mapping[TaskId, tuple[ProcessId, ...]]):
+    """task -> its caught-up clients, in ProcessId order."""
+
+    def __init__(self, table: LagTable) -> None:
+        self.table = table
+
+    def __getitem__(self, task: TaskId) -> tuple[ProcessId, ...]:
+        order = self.table.order
+        return tuple(order[i] for i in self.table.candidate_indices(self.table.task_index[task]))
 
     def __iter__(self):
-        return iter(self._lags)
+        return iter(self.table.tasks)
 
     def __len__(self) -> int:
-        return len(self._lags)
+        return len(self.table.tasks)
 
-    def indices(self, task: TaskId) -> list[int]:
-        lags = self._lags[task]
-        return sorted(range(len(lags)), key=lambda i: (lags[i], i))
 
-    def min_lag(self, task: TaskId) -> int:
-        return min(self._lags[task])
+class LagOrder(Mapping[TaskId, list[ProcessId]]):
+    """task -> every client by (lag ascending, ProcessId); the sentinels -3 and -2 sort first."""
+
+    def __init__(self, table: LagTable) -> None:
+        self.table = table
+
+    def __getitem__(self, task: TaskId) -> list[ProcessId]:
+        order = self.table.order
+        return [order[i] for i in self.table.lag_order_indices(self.table.task_index[task])]
+
+    def __iter__(self):
+        return iter(self.table.tasks)
+
+    def __len__(self) -> int:
+        return len(self.table.tasks)
 
 
 class _Plan:
-    """Index views shared by both phases."""
+    """Index views shared by both phases: from a `LagTable` when the caller has one for these clients,
+    else from Kafka-shaped mappings (the unit tests give caught-up sets and lag orders by hand)."""
 
     def __init__(
         self,
@@ -208,13 +266,17 @@ class _Plan:
         self._by_lag = by_lag
         self._candidates: dict[TaskId, tuple[int, ...]] = {}
         self._caught_sets: dict[TaskId, frozenset[int]] = {}
-        # A LagOrder over the same clients answers min lag and index orders without ProcessId lookups.
-        self._lag_order = (
-            by_lag if isinstance(by_lag, LagOrder) and list(by_lag.order) == self.order else None
-        )
+        table = caught_up.table if isinstance(caught_up, CaughtUpView) else None
+        if table is not None and not (
+            isinstance(by_lag, LagOrder) and by_lag.table is table and table.order == self.order
+        ):
+            table = None
+        self._table = table
 
     def candidates(self, task: TaskId) -> tuple[int, ...]:
         """The task's caught-up clients as sorted indices."""
+        if self._table is not None:
+            return self._table.candidate_indices(self._table.task_index[task])
         found = self._candidates.get(task)
         if found is None:
             index = self.index
@@ -224,26 +286,29 @@ class _Plan:
         return found
 
     def is_caught_up(self, task: TaskId, client: int) -> bool:
+        if self._table is not None:
+            return bool(self._table.caught[self._table.task_index[task], client])
         self.candidates(task)
         return client in self._caught_sets[task]
 
     def by_lag(self, task: TaskId) -> list[int]:
-        if self._lag_order is not None:
-            return self._lag_order.indices(task)
+        if self._table is not None:
+            return self._table.lag_order_indices(self._table.task_index[task])
         index = self.index
         return [index[pid] for pid in self._by_lag[task]]
 
-    def _most_caught_up_lag(self, task: TaskId) -> int:
-        if self._lag_order is not None:
-            return self._lag_order.min_lag(task)
-        first = next(iter(self._by_lag[task]))
-        return self.states[self.index[first]].lag_for(task)
-
     def should_move(self, task: TaskId, client: int) -> bool:
         """Not caught up here, and some client has a strictly smaller lag (assignors.md §4.5 step 2)."""
+        table = self._table
+        if table is not None:
+            j = table.task_index[task]
+            if table.caught[j, client]:
+                return False
+            return table.min_lags[j] < int(table.lags[j, client])
         if self.is_caught_up(task, client):
             return False
-        return self._most_caught_up_lag(task) < self.states[client].lag_for(task)
+        first = next(iter(self._by_lag[task]))
+        return self.states[self.index[first]].lag_for(task) < self.states[client].lag_for(task)
 
 
 def _most_caught_up(by_lag: Sequence[int], destination: int, eligible: Callable[[int], bool]) -> int | None:
@@ -275,9 +340,10 @@ def assign_active_task_movements(
     picker = _ClientsByLoad(states)
     movements: list[tuple[tuple[int, TaskId], TaskId, int]] = []
     for client, state in enumerate(states):
-        for task in state.stateful_active_tasks():
+        lags = state.task_lags
+        for task in sorted((t for t in state.active_set() if t in lags), key=TASK_ORDER):
             if plan.should_move(task, client):
-                movements.append(((len(plan.candidates(task)), task), task, client))
+                movements.append(((len(plan.candidates(task)), TASK_ORDER(task)), task, client))
         picker.offer(client)
     # Each active task has one owner, so the keys are unique and a sort gives Kafka's poll order.
     movements.sort(key=lambda m: m[0])
@@ -366,9 +432,9 @@ def assign_standby_task_movements(
     queue = _JavaPriorityQueue()
     for destination, state in enumerate(states):
         skip = warmups.get(state.process_id, ())
-        for task in state.standby_tasks:
+        for task in sorted(state.standby_set(), key=TASK_ORDER):
             if task not in skip and plan.should_move(task, destination):
-                queue.add((len(plan.candidates(task)), task), (task, destination))
+                queue.add((len(plan.candidates(task)), TASK_ORDER(task)), (task, destination))
         picker.offer(destination)
 
     performed = 0

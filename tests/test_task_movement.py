@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from assignor import ProcessId, TaskId
 from assignor.task_movement import (
-    LagOrder,
+    LagTable,
     WarmupBudget,
     _JavaPriorityQueue,
     assign_active_task_movements,
@@ -183,12 +183,16 @@ def test_standby_not_moved_when_every_better_client_holds_the_task():
     assert c2.standby_tasks == [TASK_0_0]
 
 
-def test_lag_order_sorts_sentinels_first_then_process_id():
-    order = [PID_1, PID_2, PID_3]
-    lag_order = LagOrder(order, {TASK_0_0: [5, -3, -2], TASK_0_1: [7, 7, 1]})
-    assert lag_order[TASK_0_0] == [PID_2, PID_3, PID_1]
-    assert lag_order[TASK_0_1] == [PID_3, PID_1, PID_2]
-    assert lag_order.min_lag(TASK_0_0) == -3
+def test_lag_table_orders_sentinels_first_then_process_id_and_tests_caught_up():
+    # rows = clients (P1, P2, P3), columns = tasks (0_0, 0_1)
+    table = LagTable([PID_1, PID_2, PID_3], [TASK_0_0, TASK_0_1], [[5, 7], [-3, 7], [-2, 1]], 5)
+    assert table.by_lag()[TASK_0_0] == [PID_2, PID_3, PID_1]
+    assert table.by_lag()[TASK_0_1] == [PID_3, PID_1, PID_2]
+    assert table.caught_up()[TASK_0_0] == (PID_1, PID_3)  # -3 is never caught up, 5 <= 5 is
+    assert table.caught_up()[TASK_0_1] == (PID_3,)
+    assert table.min_lags == [-3, 1]
+    unbounded = LagTable([PID_1, PID_2], [TASK_0_0], [[-3], [LONG_MAX]], LONG_MAX)
+    assert unbounded.caught_up()[TASK_0_0] == (PID_1, PID_2)
 
 
 def test_java_priority_queue_serves_equal_keys_in_heap_order():
