@@ -7,6 +7,7 @@ or hash order, so a notebook shows the same table on every machine and every run
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import pandas as pd
 
@@ -16,6 +17,7 @@ PROCESS_COLUMNS = ("process_id", "from_process_id", "to_process_id", "active_pro
 TASK_COLUMNS = ("task_id",)
 
 
+@lru_cache(maxsize=65536)
 def task_key(task: str) -> tuple[str, int, int]:
     """TaskId order as a plain tuple (named topologies first by name; unnamed ids have an empty name)."""
     parsed = TaskId.parse(task)
@@ -26,6 +28,11 @@ def process_key(process: str | None) -> tuple[int, int, int]:
     """Signed ProcessId order; a missing id (no client) sorts last."""
     if process is None or (isinstance(process, float) and pd.isna(process)):
         return (1, 0, 0)
+    return _process_key(process)
+
+
+@lru_cache(maxsize=65536)
+def _process_key(process: str) -> tuple[int, int, int]:
     return (0, *ProcessId.parse(process).sort_key)
 
 
@@ -52,9 +59,9 @@ def sort_frame(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     columns = [c for c in by if c in frame.columns]
     if frame.empty or not columns:
         return frame.reset_index(drop=True)
-    keys = pd.DataFrame({c: _column_key(c, frame[c]) for c in columns}, index=frame.index)
-    order = sorted(frame.index, key=lambda i: tuple(_nullable(keys.at[i, c]) for c in columns))
-    return frame.loc[order].reset_index(drop=True)
+    keys = [list(_column_key(c, frame[c])) for c in columns]
+    order = sorted(range(len(frame)), key=lambda i: tuple(_nullable(k[i]) for k in keys))
+    return frame.iloc[order].reset_index(drop=True)
 
 
 def _nullable(value: object) -> tuple:
