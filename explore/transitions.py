@@ -30,7 +30,9 @@ def task_transitions(run: RunFrames, app_id: str, process_id: str | None = None)
 
 
 def _counts(rows: pd.DataFrame, by: str) -> pd.DataFrame:
-    table = pd.crosstab(rows[by], rows["transition"]) if not rows.empty else pd.DataFrame()
+    if rows.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object if c == by else int) for c in (by, *TRANSITION_KINDS)})
+    table = pd.crosstab(rows[by], rows["transition"])
     table = table.reindex(columns=list(TRANSITION_KINDS), fill_value=0).fillna(0).astype(int)
     table.columns.name = None
     return table.reset_index().rename(columns={"index": by})
@@ -40,9 +42,7 @@ def transition_counts(run: RunFrames, app_id: str | None = None) -> pd.DataFrame
     """Transitions by kind: per application for the whole run, or per client of `app_id` (every client of
     the plan listed, those with no row included)."""
     if app_id is None:
-        table = _counts(run.transitions, "app_id")
-        apps = pd.DataFrame({"app_id": sorted(run.transitions["app_id"].unique())})
-        return apps.merge(table, on="app_id", how="left").fillna(0)
+        return _counts(run.transitions, "app_id").sort_values("app_id", kind="stable").reset_index(drop=True)
     rows = run.of_app(run.transitions, app_id)
     clients = pd.DataFrame({"process_id": run.of_app(run.client_assignments, app_id)["process_id"]})
     table = clients.merge(_counts(rows, "process_id"), on="process_id", how="left")

@@ -348,3 +348,17 @@ def test_spark_like_frames_are_converted():
     assert explore.client_load(converted, "app-a")["active"].tolist() == [1, 2, 1]
     with pytest.raises(TypeError, match="pandas or Spark"):
         explore.as_pandas([1, 2])
+
+
+def test_transition_counts_of_a_run_without_transitions():
+    run = make_run()
+    empty = RunFrames.of(
+        run.run_id,
+        results=run.results,
+        assignments=run.assignments.iloc[0:0],
+        client_assignments=run.client_assignments.iloc[0:0],
+        transitions=run.transitions.iloc[0:0],
+    )
+    assert list(explore.transition_counts(empty).columns) == ["app_id", *explore.TRANSITION_KINDS]
+    assert explore.transition_counts(empty).empty
+    assert explore.fleet_transition_totals(empty).sum() == 0
