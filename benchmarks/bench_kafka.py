@@ -224,6 +224,11 @@ def run(args: argparse.Namespace) -> list[Measurement]:
         ("1000 tasks x 10 clients x 1000 threads", lambda: scale_scenario(1000, 10, threads=1000)),
         ("2000 tasks (10 subtopologies) x 100 clients x 2 threads, history", mixed_scenario),
     ]
+    rack_sizes = ((200, 20), (1000, 50), (10_000, 200))
+    if args.part == "rack":
+        scale_shapes = []
+    if args.part == "scale":
+        rack_sizes = ()
     with KafkaOracle(jvm_options=("-Xss16m", "-Xmx4g")) as oracle:
         for name, build in scale_shapes:
             scenario = build()
@@ -237,7 +242,7 @@ def run(args: argparse.Namespace) -> list[Measurement]:
                     results.append(failed)
                     continue
                 results.append(measure(oracle, f"{name}, second", assignor, second, assignor, args.repeat))
-        for tasks, clients in ((200, 20), (1000, 50), (10_000, 200)):
+        for tasks, clients in rack_sizes:
             for strategy in ("min_traffic", "balance_subtopology"):
                 for replicas in (1, 2):
                     scenario = rack_scenario(tasks, clients, strategy, replicas)
@@ -316,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kafka-rack-max-tasks", type=int,
                         default=int(os.environ.get("BENCH_KAFKA_RACK_MAX_TASKS", "1000")))  # fmt: skip
     parser.add_argument("--no-readme", action="store_true", help="write the JSON only")
+    parser.add_argument("--part", choices=("all", "scale", "rack"), default="all", help="which shapes to run")
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)
     results = run(args)
