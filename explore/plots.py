@@ -107,10 +107,11 @@ def plot_moves(run: RunFrames, ax=None, top: int = 30) -> Figure:
 
 def plot_rack_traffic(run: RunFrames, app_id: str | None = None, ax=None, top: int = 30) -> Figure:
     """Cross-rack partitions before (previous assignment) and after the plan: per client of one
-    application, or per application (the `top` with most traffic before) for the fleet."""
+    application, or per application (the `top` with most traffic before and after) for the fleet."""
     if app_id is None:
         table = fleet_rack_traffic(run).dropna()
-        table = table.sort_values(["before", "app_id"], ascending=[False, True]).head(top)
+        table = table.assign(total=table["before"] + table["after"])
+        table = table.sort_values(["total", "app_id"], ascending=[False, True]).head(top)
         labels, title = list(table["app_id"]), f"cross-rack partitions per application (top {len(table)})"
     else:
         table = rack_traffic(run, app_id).fillna(0)
