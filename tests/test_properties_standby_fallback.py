@@ -9,10 +9,12 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import assignor.standby as standby_module
 from assignor import (
     AssignedTask,
     AssignmentConfigs,
     AssignmentError,
+    ConstrainedPrioritySet,
     KafkaStreamsAssignment,
     ProcessId,
     TaskAssignment,
@@ -172,3 +174,34 @@ def test_legacy_standby_replicas_fill_every_stateful_task_and_are_repeatable(dra
     assert [(c.active_tasks, c.standby_tasks) for c in clients.values()] == [
         (c.active_tasks, c.standby_tasks) for c in rerun.values()
     ]
+
+
+def _reference_priority_set(view):
+    """The model's heap-based ConstrainedPrioritySet, the reference `LeastLoadedClients` must agree with."""
+    return ConstrainedPrioritySet(lambda client, task: not view.holds(client, task), view.load)
+
+
+@PROPERTY_SETTINGS
+@given(states_with_actives())
+def test_least_loaded_clients_answers_as_the_constrained_priority_set(drawn):
+    state, placement = drawn
+
+    def legacy_and_kip924():
+        clients = legacy_client_states(state)
+        for task, owner in placement.items():
+            if owner is not None:
+                clients[owner].assign_active(task)
+        stateful = [t for t in state.stateful_task_ids() if placement[t] is not None]
+        assign_standby_replicas(clients, stateful, state.configs)
+        legacy = [(pid, c.standby_tasks) for pid, c in clients.items()]
+        kip924 = default_standby_task_assignment(state, kip924_actives(state, placement))
+        return legacy, snapshot(kip924.values())
+
+    ours = legacy_and_kip924()
+    original = standby_module.LeastLoadedClients
+    standby_module.LeastLoadedClients = _reference_priority_set
+    try:
+        reference = legacy_and_kip924()
+    finally:
+        standby_module.LeastLoadedClients = original
+    assert ours == reference
