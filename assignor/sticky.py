@@ -58,6 +58,8 @@ class StickyTaskAssignor(BaseTaskAssignor):
         state.assign_actives(preserve)
         if not preserve:
             state.repick_to_keep_previous_actives()
+            if state.balance_active_spread():
+                state.repick_to_keep_previous_actives()
             state.optimize_actives_for_racks()
         state.assign_standbys()
         if not preserve:
@@ -339,6 +341,67 @@ class _StickyState:
         for i in range(n_clients):
             self._rekey(i)
 
+    def balance_active_spread(self) -> bool:
+        """Narrow the spread of active tasks per thread without moving any kept previous active.
+
+        Kafka's sticky assignor balances only through its "should balance load" test, which lets a loaded
+        previous owner keep a task while another client has one task per thread less; ties then decide
+        the spread. Here a task that its client did not own before (moving it costs nothing) goes from a
+        more to a less loaded client while that narrows their difference, preferring a task the receiving
+        client owned before. Returns whether anything moved.
+        """
+        n_clients = len(self.pids)
+        threads, count = self.threads, self.active_count
+        moved = False
+        for _ in range(len(self.tasks)):  # each move strictly narrows one pair: bounded, this is a guard
+            by_load = sorted(range(n_clients), key=lambda i: (count[i] / threads[i], i))
+            move = self._spread_move(by_load)
+            if move is None:
+                return moved
+            j, source, destination = move
+            del self.roles[source][j]
+            self.total[source] -= 1
+            self.mask[source] &= ~(1 << j)
+            self.active_count[source] -= 1
+            self.holders[j].remove(source)
+            self._rekey(source)
+            self._finalize_plain(j, destination, ACTIVE)
+            moved = True
+        return moved
+
+    def _spread_move(self, by_load: list[int]) -> tuple[int, int, int] | None:
+        """The first (most loaded source, least loaded destination) pair where moving one task that costs
+        no kept previous active (the source did not own it, or the destination owned it too) shrinks their
+        difference (|after| < before) and stays within the current extremes, so the overall spread never
+        grows; sum(active^2 / threads) strictly drops with each such move."""
+        if not by_load:
+            return None
+        threads, count, owners = self.threads, self.active_count, self.prev_owners
+        highest = count[by_load[-1]] / threads[by_load[-1]]
+        lowest = count[by_load[0]] / threads[by_load[0]]
+        for source in reversed(by_load):
+            source_load = count[source] / threads[source]
+            source_after = (count[source] - 1) / threads[source]
+            if source_after < lowest:
+                continue
+            actives = sorted(j for j, role in self.roles[source].items() if role is ACTIVE)
+            free = [j for j in actives if source not in owners[j]]
+            shared = [j for j in actives if source in owners[j] and len(owners[j]) > 1]
+            if not free and not shared:
+                continue
+            for destination in by_load:
+                destination_load = count[destination] / threads[destination]
+                skew = source_load - destination_load
+                if skew <= 0:
+                    break
+                destination_after = (count[destination] + 1) / threads[destination]
+                if abs(source_after - destination_after) >= skew or destination_after > highest:
+                    continue
+                owned = [j for j in free + shared if destination in owners[j]]
+                if owned or free:
+                    return min(owned or free), source, destination
+        return None
+
     def _match(self, j: int, client: int, new_owner: list[int], room: list[int], kept_multi) -> None:
         new_owner[j] = client
         room[client] -= 1
@@ -466,10 +529,19 @@ class _StickyState:
     # --- output -----------------------------------------------------------------------------------------
     def to_assignments(self) -> list[KafkaStreamsAssignment]:
         tasks = self.tasks
+        standbys: dict[int, AssignedTask] = {}  # immutable: one object per task serves every replica
         result = []
         for i, pid in enumerate(self.pids):
             roles = self.roles[i]
-            assigned = {tasks[j]: AssignedTask(tasks[j], roles[j]) for j in sorted(roles)}
+            assigned = {}
+            for j in sorted(roles):
+                if roles[j] is ACTIVE:
+                    assigned[tasks[j]] = AssignedTask(tasks[j], ACTIVE)
+                else:
+                    standby = standbys.get(j)
+                    if standby is None:
+                        standby = standbys[j] = AssignedTask(tasks[j], STANDBY)
+                    assigned[tasks[j]] = standby
             result.append(KafkaStreamsAssignment(pid, assigned))
         return result
 

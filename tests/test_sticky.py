@@ -382,3 +382,28 @@ def test_deterministic_twice_identical():
 def test_no_clients_leaves_every_task_unassigned():
     result = StickyTaskAssignor().assign(app_state(stateful(TASK_0_0, TASK_1_1, TASK_1_2), []))
     assert len(result) == 0
+
+
+def test_task_claimed_by_two_previous_owners_goes_to_the_one_that_narrows_the_spread():
+    """0_2 was active on both clients (conflicting history). Kafka's greedy leaves it on the later client,
+    B (2 threads, load 1.0 against A's 0.25); moving it to A keeps it with a previous owner and evens the
+    load: A {0_0, 0_2} (0.5), B {0_1} (0.5)."""
+    states = [
+        streams_state(1, 4, previous_active=[TASK_0_0, TASK_0_2]),
+        streams_state(2, 2, previous_active=[TASK_0_1, TASK_0_2]),
+    ]
+    result = assign(stateless(TASK_0_0, TASK_0_1, TASK_0_2), states)
+    assert result[pid(1)].active_tasks() == [TASK_0_0, TASK_0_2]
+    assert result[pid(2)].active_tasks() == [TASK_0_1]
+
+
+def test_free_task_moves_to_narrow_the_spread_but_kept_ones_stay():
+    """Both clients keep their own previous actives even though B (1 thread) ends more loaded; the only
+    task nobody owned goes to A so the spread is as narrow as keeping them allows."""
+    states = [
+        streams_state(1, 4, previous_active=[TASK_0_0]),
+        streams_state(2, 1, previous_active=[TASK_0_1]),
+    ]
+    result = assign(stateless(TASK_0_0, TASK_0_1, TASK_0_2), states)
+    assert result[pid(1)].active_tasks() == [TASK_0_0, TASK_0_2]
+    assert result[pid(2)].active_tasks() == [TASK_0_1]
