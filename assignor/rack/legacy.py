@@ -1,0 +1,140 @@
+"""The legacy-path rack optimizer (Kafka's ``RackAwareTaskAssignor``, rack.md §2.1, §6, §7) on `ClientState`s,
+used by the high-availability and legacy sticky assignors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from assignor.client_state import ClientState
+from assignor.configs import RackAwareStrategy
+from assignor.process_id import ProcessId
+from assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
+from assignor.rack.enablement import Enablement, legacy_enablement
+from assignor.rack.graph import current_holders, legacy_subtopology_of
+from assignor.rack.placement import optimize_placement
+from assignor.state import ApplicationState
+from assignor.task_id import TaskId
+
+# Kafka's bound on standby optimization rounds ("usually stops after 3 rounds").
+STANDBY_OPTIMIZER_MAX_ITERATION = 4
+
+LegacyMovePredicate = Callable[[ClientState, ClientState, TaskId, Mapping[ProcessId, ClientState]], bool]
+
+
+class RackAwareTaskAssignor:
+    """Rack-aware optimization of a legacy assignor's working state; enablement is evaluated once."""
+
+    def __init__(self, application_state: ApplicationState) -> None:
+        self._state = application_state
+        self._enablement: Enablement | None = None
+        self._source = RemoteCounts(application_state.all_tasks(), PartitionScope.SOURCE)
+        self._changelog = RemoteCounts(application_state.all_tasks(), PartitionScope.CHANGELOG)
+        self.last_active_cost_before: int | None = None
+        self.last_standby_cost_before: int | None = None
+
+    def enablement(self) -> Enablement:
+        if self._enablement is None:
+            self._enablement = legacy_enablement(self._state)
+        return self._enablement
+
+    def can_enable_rack_awareness(self) -> bool:
+        return self.enablement().enabled
+
+    @property
+    def disabled_reason(self) -> str | None:
+        return self.enablement().reason
+
+    def _require_enabled(self) -> None:
+        if not self.can_enable_rack_awareness():
+            raise RuntimeError(f"rack-aware optimization is disabled: {self.disabled_reason}")
+
+    # --- actives (rack.md §6) ------------------------------------------------------------------------------
+    def optimize_active_tasks(
+        self, tasks: Sequence[TaskId], clients: Mapping[ProcessId, ClientState], traffic_cost: int,
+        non_overlap_cost: int,
+    ) -> int:
+        """Re-place ``tasks`` (actives) at minimum cost; every client keeps its count of them. Returns the
+        optimum's cost (traffic plus non-overlap for moved tasks), as Kafka does. A task never moves onto a
+        client holding its standby (POLICY.md §4: that edge is left out)."""
+        if not tasks:
+            return 0
+        self._require_enabled()
+        task_ids = sorted(set(tasks))
+        client_ids = sorted(clients)
+        states = [clients[c] for c in client_ids]
+        current = current_holders(task_ids, client_ids, [s.active_set() for s in states])
+        allowed = np.array([[not s.has_standby(t) for s in states] for t in task_ids], dtype=bool).reshape(
+            len(task_ids), len(states))
+        strategy = self._state.assignment_configs().rack_aware_assignment_strategy
+        outcome = optimize_placement(
+            strategy, task_ids, [s.rack_id for s in states], current, allowed, self._source,
+            RackCosts(traffic_cost, non_overlap_cost), legacy_subtopology_of,
+        )
+        self.last_active_cost_before = outcome.remote_before * traffic_cost
+        for task, source, destination in outcome.moves():
+            states[source].unassign_active(task)
+        for task, source, destination in outcome.moves():
+            states[destination].assign_active(task)
+        return outcome.cost
+
+    # --- standbys (rack.md §7) -----------------------------------------------------------------------------
+    def standby_cost(self, clients: Mapping[ProcessId, ClientState], traffic_cost: int) -> int:
+        """Traffic of every standby replica (rack.md §3.2: non-overlap never counts here)."""
+        return traffic_cost * sum(
+            self._changelog.count(task, state.rack_id)
+            for state in clients.values()
+            for task in state.standby_set()
+        )
+
+    def optimize_standby_tasks(
+        self, clients: Mapping[ProcessId, ClientState], traffic_cost: int, non_overlap_cost: int,
+        move_predicate: LegacyMovePredicate,
+    ) -> int:
+        """Pairwise standby swaps between clients on different racks, up to 4 rounds while anything moves.
+        Each client keeps its standby count; a standby never lands on a client holding the task in any role,
+        and only where ``move_predicate(source, destination, task, clients)`` allows. Returns the standby
+        traffic cost afterwards."""
+        self._require_enabled()
+        self.last_standby_cost_before = self.standby_cost(clients, traffic_cost)
+        costs = RackCosts(traffic_cost, non_overlap_cost)
+        client_ids = sorted(clients)
+        moved, rounds = True, 0
+        while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
+            moved, rounds = False, rounds + 1
+            for i, first in enumerate(client_ids):
+                for second in client_ids[i + 1:]:
+                    moved |= self._optimize_pair(clients, first, second, costs, move_predicate)
+        return self.standby_cost(clients, traffic_cost)
+
+    def _optimize_pair(self, clients, first: ProcessId, second: ProcessId, costs: RackCosts,
+                       move_predicate: LegacyMovePredicate) -> bool:
+        a, b = clients[first], clients[second]
+        if a.rack_id == b.rack_id:
+            return False  # no cross-rack traffic to save between two clients on one rack
+        movable_a = _movable_standbys(a, b, clients, move_predicate)
+        movable_b = _movable_standbys(b, a, clients, move_predicate)
+        if not movable_a or not movable_b:
+            return False  # only swaps keep both clients' standby counts
+        tasks = sorted(movable_a | movable_b)
+        current = np.array([0 if t in movable_a else 1 for t in tasks], dtype=np.int64)
+        outcome = optimize_placement(
+            RackAwareStrategy.MIN_TRAFFIC, tasks, [a.rack_id, b.rack_id], current,
+            np.ones((len(tasks), 2), dtype=bool), self._changelog, costs, legacy_subtopology_of,
+        )
+        pair = (a, b)
+        moves = outcome.moves()
+        for task, source, _ in moves:
+            pair[source].unassign_standby(task)
+        for task, _, destination in moves:
+            pair[destination].assign_standby(task)
+        return bool(moves)
+
+
+def _movable_standbys(source: ClientState, destination: ClientState, clients: Mapping[ProcessId, ClientState],
+                      move_predicate: LegacyMovePredicate) -> set[TaskId]:
+    return {
+        task for task in source.standby_set()
+        if not destination.has_assigned_task(task) and move_predicate(source, destination, task, clients)
+    }

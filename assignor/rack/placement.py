@@ -1,0 +1,60 @@
+"""One optimization run shared by both paths: costs, strategy graph, exact solve, and what changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from assignor.configs import RackAwareStrategy
+from assignor.rack.costs import RackCosts, RemoteCounts, edge_costs
+from assignor.rack.graph import build_problem
+from assignor.rack.solver import solve_placement
+from assignor.task_id import TaskId
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementOutcome:
+    """``placement[i]``: the new client index of ``tasks[i]``. ``remote_before`` / ``remote_after``: the
+    cross-rack partitions of the optimized tasks; ``cost``: the optimum's total (traffic of the new
+    placement plus non-overlap for each moved task), Kafka's "cost after" for actives."""
+
+    tasks: tuple[TaskId, ...]
+    current: np.ndarray
+    placement: np.ndarray
+    remote_before: int
+    remote_after: int
+    moved: int
+    cost: int
+
+    def moves(self) -> list[tuple[TaskId, int, int]]:
+        """(task, from client index, to client index) for every task that changed client, in task order."""
+        changed = np.nonzero(self.placement != self.current)[0]
+        return [(self.tasks[i], int(self.current[i]), int(self.placement[i])) for i in changed]
+
+
+def optimize_placement(
+    strategy: RackAwareStrategy,
+    tasks: Sequence[TaskId],
+    client_racks: Sequence[str | None],
+    current: np.ndarray,
+    allowed: np.ndarray,
+    remote: RemoteCounts,
+    costs: RackCosts,
+    group_of: Callable[[TaskId], Hashable],
+) -> PlacementOutcome:
+    rows = np.arange(len(tasks))
+    remote_matrix = remote.matrix(tasks, client_racks)
+    cost_matrix = edge_costs(remote_matrix, current, costs)
+    problem = build_problem(strategy, tasks, cost_matrix, allowed, current, len(client_racks), group_of)
+    placement = solve_placement(problem)
+    return PlacementOutcome(
+        tuple(tasks),
+        current,
+        placement,
+        int(remote_matrix[rows, current].sum()) if len(tasks) else 0,
+        int(remote_matrix[rows, placement].sum()) if len(tasks) else 0,
+        int((placement != current).sum()),
+        int(cost_matrix[rows, placement].sum()) if len(tasks) else 0,
+    )

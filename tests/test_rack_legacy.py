@@ -1,0 +1,175 @@
+"""RackAwareTaskAssignorTest's optimization cases (rack.md §10) on the legacy path."""
+
+from __future__ import annotations
+
+import pytest
+
+from assignor.rack import RackAssignmentError, RackAwareTaskAssignor
+from tests.test_rack_fixtures import (
+    actives,
+    app_state,
+    client,
+    client_states,
+    kafka_task,
+    pid,
+    standbys,
+    tid,
+)
+
+STRATEGIES = ["min_traffic", "balance_subtopology"]
+# (s/l): stateful tasks with tc 10 / nc 1, stateless with 1 / 0.
+COSTS = {"stateful": (10, 1), "stateless": (1, 0)}
+FOUR_TASKS = ["0_0", "0_1", "1_0", "1_1"]
+
+
+def _assignor(strategy: str, clients=(1, 2, 3), tasks=FOUR_TASKS, kind="stateful", **configs):
+    app = app_state([kafka_task(t, stateful=kind == "stateful") for t in tasks], [client(n) for n in clients],
+                    rack_aware_assignment_strategy=strategy, **configs)
+    return app, RackAwareTaskAssignor(app)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("kind", COSTS)
+def test_should_optimize_empty_active_tasks(strategy, kind):
+    app, rack = _assignor(strategy, kind=kind)
+    states = client_states(app, {1: ["0_1", "1_1"], 2: ["1_0"], 3: ["0_0"]})
+    assert rack.optimize_active_tasks([], states, *COSTS[kind]) == 0
+    assert actives(states) == {1: {"0_1", "1_1"}, 2: {"1_0"}, 3: {"0_0"}}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("kind", COSTS)
+def test_should_optimize_active_tasks(strategy, kind):
+    app, rack = _assignor(strategy, kind=kind)
+    assert rack.can_enable_rack_awareness()
+    states = client_states(app, {1: ["0_1", "1_1"], 2: ["1_0"], 3: ["0_0"]})
+    tc, nc = COSTS[kind]
+    cost = rack.optimize_active_tasks([tid(t) for t in FOUR_TASKS], states, tc, nc)
+    assert rack.last_active_cost_before == 4 * tc  # every task reads one remote partition
+    assert cost == 4 * nc  # no remote partition left; four moves
+    assert actives(states) == {1: {"0_0", "1_0"}, 2: {"1_1"}, 3: {"0_1"}}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("kind", COSTS)
+def test_should_optimize_active_tasks_with_more_clients(strategy, kind):
+    app, rack = _assignor(strategy, tasks=["0_0", "1_0"], kind=kind)
+    states = client_states(app, {2: ["1_0"], 3: ["0_0"]})
+    tc, nc = COSTS[kind]
+    cost = rack.optimize_active_tasks([tid("0_0"), tid("1_0")], states, tc, nc)
+    assert rack.last_active_cost_before == 2 * tc
+    assert cost == 2 * nc
+    assert actives(states) == {1: set(), 2: {"0_0"}, 3: {"1_0"}}  # P1 had none and keeps none
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("kind", COSTS)
+def test_should_optimize_active_tasks_with_more_clients_with_more_than_one_task(strategy, kind):
+    app, rack = _assignor(strategy, tasks=["0_0", "0_1", "1_0"], kind=kind)
+    states = client_states(app, {2: ["0_1", "1_0"], 3: ["0_0"]})
+    tc, nc = COSTS[kind]
+    cost = rack.optimize_active_tasks([tid(t) for t in ("0_0", "0_1", "1_0")], states, tc, nc)
+    assert rack.last_active_cost_before == 2 * tc
+    assert cost == 2 * nc
+    assert actives(states) == {1: set(), 2: {"0_0", "0_1"}, 3: {"1_0"}}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("kind", COSTS)
+def test_should_balance_assignment_with_more_cost_keeps_input_on_ties(strategy, kind):
+    """Cost 1 x tc before and after; among the equal-cost optima the input is kept (POLICY.md §6), where
+    Kafka's max-flow start picks P2{0_0,0_1}, P5{1_1} for stateless balance_subtopology."""
+    app, rack = _assignor(strategy, clients=(2, 5), tasks=["0_0", "0_1", "1_1"], kind=kind)
+    states = client_states(app, {2: ["0_0", "1_1"], 5: ["0_1"]})
+    tc, nc = COSTS[kind]
+    cost = rack.optimize_active_tasks([tid(t) for t in ("0_0", "0_1", "1_1")], states, tc, nc)
+    assert rack.last_active_cost_before == tc  # 0_1 on r4 reads one remote partition; r4 is local to nothing
+    assert cost == tc
+    assert actives(states) == {2: {"0_0", "1_1"}, 5: {"0_1"}}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_should_throw_if_task_in_multiple_clients(strategy):
+    app, rack = _assignor(strategy, clients=(2, 5))
+    states = client_states(app, {2: ["0_0", "1_1"], 5: ["0_1", "1_0"]})
+    states[pid(5)]._active.add(tid("1_1"))  # a broken input: 1_1 active twice
+    with pytest.raises(RackAssignmentError, match="Task 1_1 assigned to multiple clients"):
+        rack.optimize_active_tasks([tid(t) for t in FOUR_TASKS], states, 10, 1)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_should_throw_if_task_missing_in_clients(strategy):
+    app, rack = _assignor(strategy, clients=(2, 5))
+    states = client_states(app, {2: ["0_0", "1_1"], 5: ["0_1"]})
+    with pytest.raises(RackAssignmentError, match="Task 1_0 not assigned to any client"):
+        rack.optimize_active_tasks([tid(t) for t in FOUR_TASKS], states, 10, 1)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_should_disable_assignor_from_config_none(strategy):
+    _, rack = _assignor("none")
+    assert not rack.can_enable_rack_awareness()
+    assert rack.disabled_reason == "rack_aware_assignment_strategy is none"
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_should_not_crash_for_empty_standby(strategy):
+    app, rack = _assignor(strategy, num_standby_replicas=1)
+    states = client_states(app, {1: ["0_1", "1_1"], 2: ["1_0"], 3: ["0_0"]})
+    assert rack.optimize_standby_tasks(states, 10, 1, lambda *args: True) == 0
+    assert rack.last_standby_cost_before == 0
+
+
+# Actives A, standbys S (rack.md §10): P1 A{0_0} S{0_1,1_1}; P2 A{0_1} S{0_0,1_0}; P3 A{1_0} S{0_0,0_2};
+# P4 A{1_1} S{0_1,1_2}; P6 A{0_2} S{1_0,1_2}; P7 A{1_2} S{0_2,1_1}.
+STANDBY_LAYOUT_ACTIVE = {1: ["0_0"], 2: ["0_1"], 3: ["1_0"], 4: ["1_1"], 6: ["0_2"], 7: ["1_2"]}
+STANDBY_LAYOUT_STANDBY = {1: ["0_1", "1_1"], 2: ["0_0", "1_0"], 3: ["0_0", "0_2"], 4: ["0_1", "1_2"],
+                          6: ["1_0", "1_2"], 7: ["0_2", "1_1"]}
+SIX_TASKS = ["0_0", "0_1", "0_2", "1_0", "1_1", "1_2"]
+
+
+def _standby_fixture(strategy, tags=False):
+    clients = [client(n, tags={"rack": client(n).rack_id} if tags else None) for n in (1, 2, 3, 4, 6, 7)]
+    configs = {"rack_aware_assignment_tags": ("rack",)} if tags else {}
+    app = app_state([kafka_task(t) for t in SIX_TASKS], clients, rack_aware_assignment_strategy=strategy,
+                    num_standby_replicas=2, **configs)
+    return app, RackAwareTaskAssignor(app), client_states(app, STANDBY_LAYOUT_ACTIVE, STANDBY_LAYOUT_STANDBY)
+
+
+def _distinct_tag_count_kept(source, destination, task, clients):
+    """assignors.md §5.3.4: the distinct (key, value) tag entries covering the task must not drop."""
+    others = set()
+    for state in clients.values():
+        if state is not source and state is not destination and state.has_assigned_task(task):
+            others |= set(state.client_tags.items())
+    return len(others | set(destination.client_tags.items())) >= len(others | set(source.client_tags.items()))
+
+
+def _check_standby_invariants(states):
+    counts = {n: len(ts) for n, ts in standbys(states).items()}
+    assert counts == {n: len(ts) for n, ts in STANDBY_LAYOUT_STANDBY.items()}
+    for state in states.values():
+        assert not (state.active_set() & state.standby_set())
+    assert sorted(t for s in states.values() for t in map(str, s.standby_tasks)) == sorted(
+        t for ts in STANDBY_LAYOUT_STANDBY.values() for t in ts)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_should_optimize_standby_tasks_when_tasks_all_movable(strategy):
+    _, rack, states = _standby_fixture(strategy)
+    after = rack.optimize_standby_tasks(states, 10, 1, lambda *args: True)
+    assert rack.last_standby_cost_before == 60
+    assert after == 20
+    _check_standby_invariants(states)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_should_optimize_standby_tasks_with_moving_constraint(strategy):
+    _, rack, states = _standby_fixture(strategy, tags=True)
+    after = rack.optimize_standby_tasks(states, 10, 1, _distinct_tag_count_kept)
+    assert rack.last_standby_cost_before == 60
+    assert after == 50
+    _check_standby_invariants(states)
+    for task in SIX_TASKS:  # the replicas of every task stay on distinct racks
+        holders = [s.rack_id for s in states.values() if s.has_assigned_task(tid(task))]
+        assert len(holders) == len(set(holders))
