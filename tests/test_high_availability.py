@@ -529,3 +529,58 @@ def test_deterministic_twice_identical():
     assert [sorted((str(t), a.is_warmup) for t, a in x.tasks().items()) for x in first] == [
         sorted((str(t), a.is_warmup) for t, a in x.tasks().items()) for x in second
     ]
+
+
+# --- where the rack optimizer is called (assignors.md §4.1, §4.3, §4.7, §11.0 placement verification) ---
+
+
+class RecordingRackAssignor:
+    """Stands in for assignor.rack.RackAwareTaskAssignor and records what HA asks of it."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.enable_checks = 0
+        self.active_calls: list[tuple[list[TaskId], int, int]] = []
+        self.standby_calls: list[tuple[int, int]] = []
+
+    def can_enable_rack_awareness(self) -> bool:
+        self.enable_checks += 1
+        return self.enabled
+
+    def optimize_active_tasks(self, tasks, clients, traffic_cost, non_overlap_cost) -> int:
+        self.active_calls.append((list(tasks), traffic_cost, non_overlap_cost))
+        return 0
+
+    def optimize_standby_tasks(self, clients, traffic_cost, non_overlap_cost, move_predicate) -> int:
+        assert move_predicate(*list(clients.values())[:2], TASK_0_0, clients) in (True, False)
+        self.standby_calls.append((traffic_cost, non_overlap_cost))
+        return 0
+
+
+def _rack_run(rack, cfg: AssignmentConfigs, stateless: Sequence[TaskId] = (TASK_1_0,)):
+    stateful = [TASK_0_1, TASK_0_0]
+    clients = clients_map(*(client_state(n, lags=lags(stateful, 0)) for n in (1, 2, 3)))
+    assign_high_availability(clients, [*stateful, *stateless], stateful, cfg, rack_assignor=rack)
+    verify_task_placement(clients, [*stateful, *stateless])
+
+
+def test_rack_optimizer_called_where_kafka_calls_it_with_ha_default_costs():
+    rack = RecordingRackAssignor(enabled=True)
+    _rack_run(rack, configs(standbys=1))
+    assert rack.active_calls == [([TASK_0_0, TASK_0_1], 10, 1), ([TASK_1_0], 1, 0)]
+    assert rack.standby_calls == [(10, 1)]
+    assert rack.enable_checks == 1  # evaluated once per assignment
+
+
+def test_rack_optimizer_uses_configured_costs_and_runs_even_without_stateless_tasks():
+    rack = RecordingRackAssignor(enabled=True)
+    cfg = AssignmentConfigs(100, 2, 0, 60_000, (), 7, 3, "min_traffic")
+    _rack_run(rack, cfg, stateless=())
+    assert rack.active_calls == [([TASK_0_0, TASK_0_1], 7, 3), ([], 1, 0)]
+    assert rack.standby_calls == []  # no standbys configured
+
+
+def test_rack_optimizer_never_called_when_it_cannot_be_enabled():
+    rack = RecordingRackAssignor(enabled=False)
+    _rack_run(rack, configs(standbys=1))
+    assert rack.active_calls == [] and rack.standby_calls == []

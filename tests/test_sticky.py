@@ -407,3 +407,55 @@ def test_free_task_moves_to_narrow_the_spread_but_kept_ones_stay():
     result = assign(stateless(TASK_0_0, TASK_0_1, TASK_0_2), states)
     assert result[pid(1)].active_tasks() == [TASK_0_0, TASK_0_2]
     assert result[pid(2)].active_tasks() == [TASK_0_1]
+
+
+# --- rack optimization calls (assignors.md §7.4, §7.6; POLICY.md §4: the sticky defaults apply) ----------
+
+
+class _RecordingOptimizers:
+    def __init__(self) -> None:
+        self.active: list[tuple[tuple | None, int | None, int | None]] = []
+        self.standby: list[tuple[int | None, int | None]] = []
+
+    def optimize_active(self, params, assignments) -> None:
+        self.active.append(
+            (params.tasks_to_optimize, params.traffic_cost_override, params.non_overlap_cost_override)
+        )
+
+    def optimize_standby(self, params, assignments) -> None:
+        self.standby.append((params.traffic_cost_override, params.non_overlap_cost_override))
+
+
+def _with_recorder(monkeypatch) -> _RecordingOptimizers:
+    import assignor.sticky as sticky_module
+
+    recorder = _RecordingOptimizers()
+    monkeypatch.setattr(sticky_module, "optimize_rack_aware_active_tasks", recorder.optimize_active)
+    monkeypatch.setattr(sticky_module, "optimize_rack_aware_standby_tasks", recorder.optimize_standby)
+    return recorder
+
+
+def test_rack_optimizers_get_the_sticky_default_costs_when_configs_leave_them_unset(monkeypatch):
+    recorder = _with_recorder(monkeypatch)
+    tasks = stateful(TASK_0_0, TASK_0_1) + stateless(TASK_1_0)
+    assign(tasks, [streams_state(1), streams_state(2)], standbys=1, strategy="min_traffic")
+    assert recorder.active == [((TASK_0_0, TASK_0_1), 1, 10), ((TASK_1_0,), 1, 0)]
+    assert recorder.standby == [(1, 10)]
+
+
+def test_rack_optimizers_get_the_configured_costs(monkeypatch):
+    recorder = _with_recorder(monkeypatch)
+    state = app_state(
+        stateful(TASK_0_0),
+        [streams_state(1), streams_state(2)],
+        AssignmentConfigs(0, 1, 1, 60_000, (), 5, 7, "balance_subtopology"),
+    )
+    StickyTaskAssignor().assign(state)
+    assert recorder.active == [((TASK_0_0,), 5, 7), ((), 1, 0)]
+    assert recorder.standby == [(5, 7)]
+
+
+def test_no_rack_optimization_in_must_preserve_mode(monkeypatch):
+    recorder = _with_recorder(monkeypatch)
+    assign(stateful(TASK_0_0), [streams_state(1), streams_state(2)], standbys=1, preserve=True)
+    assert recorder.active == [] and recorder.standby == []
