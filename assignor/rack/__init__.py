@@ -15,6 +15,11 @@ from assignor.rack.costs import (
 from assignor.rack.enablement import Enablement, OptimizedTaskType
 from assignor.rack.graph import RackAssignmentError
 from assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION, RackAwareTaskAssignor
+from assignor.rack.utils import (
+    RackOptimizationResult,
+    optimize_rack_aware_active_tasks,
+    optimize_rack_aware_standby_tasks,
+)
 
 __all__ = [
     "HIGH_AVAILABILITY_DEFAULT_COSTS",
@@ -27,4 +32,7 @@ __all__ = [
     "RackAssignmentError",
     "RackAwareTaskAssignor",
     "RackCosts",
+    "RackOptimizationResult",
+    "optimize_rack_aware_active_tasks",
+    "optimize_rack_aware_standby_tasks",
 ]

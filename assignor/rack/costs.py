@@ -71,8 +71,10 @@ def remote_partition_counts(
                 column = rack_index.get(rack)
                 if column is not None:
                     per_rack[row, column] -= 1
-    columns = np.array([rack_index.get(rack, len(racks)) if rack is not None else len(racks)
-                        for rack in client_racks], dtype=np.int64)
+    columns = np.array(
+        [rack_index.get(rack, len(racks)) if rack is not None else len(racks) for rack in client_racks],
+        dtype=np.int64,
+    )
     return per_rack[:, columns] if len(client_racks) else np.zeros((len(tasks), 0), dtype=np.int64)
 
 

@@ -68,8 +68,11 @@ def build_problem(
     index = {key: i for i, key in enumerate(keys)}
     groups = np.array([index[group_of(task)] for task in tasks], dtype=np.int64)
     sizes = np.bincount(groups, minlength=len(keys))
-    caps = np.stack([ceil_share(orig, int(size), len(tasks)) for size in sizes]) if len(keys) else (
-        np.zeros((0, client_count), dtype=np.int64))
+    caps = (
+        np.stack([ceil_share(orig, int(size), len(tasks)) for size in sizes])
+        if len(keys)
+        else (np.zeros((0, client_count), dtype=np.int64))
+    )
     return PlacementProblem(costs, allowed, current, orig, groups, caps)
 
 

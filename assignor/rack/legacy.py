@@ -52,7 +52,10 @@ class RackAwareTaskAssignor:
 
     # --- actives (rack.md §6) ------------------------------------------------------------------------------
     def optimize_active_tasks(
-        self, tasks: Sequence[TaskId], clients: Mapping[ProcessId, ClientState], traffic_cost: int,
+        self,
+        tasks: Sequence[TaskId],
+        clients: Mapping[ProcessId, ClientState],
+        traffic_cost: int,
         non_overlap_cost: int,
     ) -> int:
         """Re-place ``tasks`` (actives) at minimum cost; every client keeps its count of them. Returns the
@@ -66,11 +69,18 @@ class RackAwareTaskAssignor:
         states = [clients[c] for c in client_ids]
         current = current_holders(task_ids, client_ids, [s.active_set() for s in states])
         allowed = np.array([[not s.has_standby(t) for s in states] for t in task_ids], dtype=bool).reshape(
-            len(task_ids), len(states))
+            len(task_ids), len(states)
+        )
         strategy = self._state.assignment_configs().rack_aware_assignment_strategy
         outcome = optimize_placement(
-            strategy, task_ids, [s.rack_id for s in states], current, allowed, self._source,
-            RackCosts(traffic_cost, non_overlap_cost), legacy_subtopology_of,
+            strategy,
+            task_ids,
+            [s.rack_id for s in states],
+            current,
+            allowed,
+            self._source,
+            RackCosts(traffic_cost, non_overlap_cost),
+            legacy_subtopology_of,
         )
         self.last_active_cost_before = outcome.remote_before * traffic_cost
         for task, source, destination in outcome.moves():
@@ -89,7 +99,10 @@ class RackAwareTaskAssignor:
         )
 
     def optimize_standby_tasks(
-        self, clients: Mapping[ProcessId, ClientState], traffic_cost: int, non_overlap_cost: int,
+        self,
+        clients: Mapping[ProcessId, ClientState],
+        traffic_cost: int,
+        non_overlap_cost: int,
         move_predicate: LegacyMovePredicate,
     ) -> int:
         """Pairwise standby swaps between clients on different racks, up to 4 rounds while anything moves.
@@ -104,12 +117,18 @@ class RackAwareTaskAssignor:
         while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
             moved, rounds = False, rounds + 1
             for i, first in enumerate(client_ids):
-                for second in client_ids[i + 1:]:
+                for second in client_ids[i + 1 :]:
                     moved |= self._optimize_pair(clients, first, second, costs, move_predicate)
         return self.standby_cost(clients, traffic_cost)
 
-    def _optimize_pair(self, clients, first: ProcessId, second: ProcessId, costs: RackCosts,
-                       move_predicate: LegacyMovePredicate) -> bool:
+    def _optimize_pair(
+        self,
+        clients,
+        first: ProcessId,
+        second: ProcessId,
+        costs: RackCosts,
+        move_predicate: LegacyMovePredicate,
+    ) -> bool:
         a, b = clients[first], clients[second]
         if a.rack_id == b.rack_id:
             return False  # no cross-rack traffic to save between two clients on one rack
@@ -120,8 +139,14 @@ class RackAwareTaskAssignor:
         tasks = sorted(movable_a | movable_b)
         current = np.array([0 if t in movable_a else 1 for t in tasks], dtype=np.int64)
         outcome = optimize_placement(
-            RackAwareStrategy.MIN_TRAFFIC, tasks, [a.rack_id, b.rack_id], current,
-            np.ones((len(tasks), 2), dtype=bool), self._changelog, costs, legacy_subtopology_of,
+            RackAwareStrategy.MIN_TRAFFIC,
+            tasks,
+            [a.rack_id, b.rack_id],
+            current,
+            np.ones((len(tasks), 2), dtype=bool),
+            self._changelog,
+            costs,
+            legacy_subtopology_of,
         )
         pair = (a, b)
         moves = outcome.moves()
@@ -132,9 +157,14 @@ class RackAwareTaskAssignor:
         return bool(moves)
 
 
-def _movable_standbys(source: ClientState, destination: ClientState, clients: Mapping[ProcessId, ClientState],
-                      move_predicate: LegacyMovePredicate) -> set[TaskId]:
+def _movable_standbys(
+    source: ClientState,
+    destination: ClientState,
+    clients: Mapping[ProcessId, ClientState],
+    move_predicate: LegacyMovePredicate,
+) -> set[TaskId]:
     return {
-        task for task in source.standby_set()
+        task
+        for task in source.standby_set()
         if not destination.has_assigned_task(task) and move_predicate(source, destination, task, clients)
     }

@@ -253,8 +253,14 @@ class _Solver:
                 if prev == -1:
                     first_client = client  # the new task's own edge
                 elif prev < self.s_base:  # F(g, a) -> F(g, b): the cheapest task of g on a moves to b
-                    moves.append((int(self.rows.best_task[(group, prev - group * clients)][client]), group,
-                                  prev - group * clients, client))
+                    moves.append(
+                        (
+                            int(self.rows.best_task[(group, prev - group * clients)][client]),
+                            group,
+                            prev - group * clients,
+                            client,
+                        )
+                    )
                 # prev = S(client): a task of the group leaves this client; its own move step counts it
             node = prev
         for moved, group, from_client, to_client in moves:

@@ -1,0 +1,254 @@
+"""The KIP-924 rack optimizers (Kafka's ``TaskAssignmentUtils.optimizeRackAware*Tasks``, rack.md §2.2, §6,
+§7, assignors.md §8.5) on ``dict[ProcessId, KafkaStreamsAssignment]``, mutated in place.
+
+Clients are taken in signed ProcessId order (Kafka iterates a HashMap here; rack.md §11 item 3). The
+POLICY.md §4 fixes: an override satisfies the cost gate; an active never moves onto a client holding
+the task's standby; the standby move predicate sees the real destination.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from assignor.assignment import ACTIVE, STANDBY, AssignedTask, AssignedTaskType, KafkaStreamsAssignment
+from assignor.process_id import ProcessId
+from assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
+from assignor.rack.enablement import Enablement, OptimizedTaskType, utils_enablement
+from assignor.rack.graph import current_holders, subtopology_of
+from assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
+from assignor.rack.placement import optimize_placement
+from assignor.state import ApplicationState
+from assignor.task_assignment_utils import RackAwareOptimizationParams, standby_move_predicate
+from assignor.task_id import TaskId
+
+
+@dataclass(frozen=True, slots=True)
+class RackOptimizationResult:
+    """What one call did. Cross-rack partitions count, for actives, all of the task's partitions and, for
+    standbys, its changelog partitions, over the optimized tasks; ``tasks_moved`` counts (client, task)
+    placements that are new. ``traffic_cost`` / ``non_overlap_cost`` are None when unset, not overridden."""
+
+    task_type: OptimizedTaskType
+    enabled: bool
+    disabled_reason: str | None
+    traffic_cost: int | None
+    non_overlap_cost: int | None
+    cross_rack_partitions_before: int = 0
+    cross_rack_partitions_after: int = 0
+    tasks_moved: int = 0
+
+    @property
+    def total_cost(self) -> int:
+        """traffic x cross-rack partitions after + non-overlap x tasks moved (scenario.md, ``rack_cost``)."""
+        return (self.traffic_cost or 0) * self.cross_rack_partitions_after + (
+            self.non_overlap_cost or 0
+        ) * self.tasks_moved
+
+    def as_dict(self) -> dict:
+        return {
+            "task_type": self.task_type.value,
+            "traffic_cost": self.traffic_cost,
+            "non_overlap_cost": self.non_overlap_cost,
+            "cross_rack_partitions_before": self.cross_rack_partitions_before,
+            "cross_rack_partitions_after": self.cross_rack_partitions_after,
+            "tasks_moved": self.tasks_moved,
+            "total_cost": self.total_cost,
+            "enabled": self.enabled,
+            "disabled_reason": self.disabled_reason,
+        }
+
+
+def _costs_of(params: RackAwareOptimizationParams) -> tuple[int | None, int | None]:
+    configs = params.application_state.assignment_configs()
+    traffic = params.traffic_cost_override
+    non_overlap = params.non_overlap_cost_override
+    return (
+        configs.rack_aware_traffic_cost if traffic is None else traffic,
+        configs.rack_aware_non_overlap_cost if non_overlap is None else non_overlap,
+    )
+
+
+def _tasks_to_optimize(
+    params: RackAwareOptimizationParams, assignments, role: AssignedTaskType
+) -> list[TaskId]:
+    if params.tasks_to_optimize is not None:
+        return sorted(set(params.tasks_to_optimize))
+    return sorted(
+        {t for a in assignments.values() for t, assigned in a.tasks().items() if assigned.type is role}
+    )
+
+
+def _gate(
+    params, assignments, task_type: OptimizedTaskType, tasks: list[TaskId]
+) -> tuple[Enablement, RackCosts | None]:
+    traffic, non_overlap = _costs_of(params)
+    if not tasks:
+        return Enablement.disabled("no tasks to optimize"), None
+    enablement = utils_enablement(params.application_state, task_type, traffic, non_overlap)
+    if not enablement.enabled:
+        return enablement, None
+    return enablement, RackCosts(traffic, non_overlap)
+
+
+def _fill_missing_clients(
+    state: ApplicationState, assignments: dict[ProcessId, KafkaStreamsAssignment]
+) -> None:
+    for process_id in state.clients:
+        if process_id not in assignments:
+            assignments[process_id] = KafkaStreamsAssignment(process_id)
+
+
+def optimize_rack_aware_active_tasks(
+    params: RackAwareOptimizationParams, assignments: dict[ProcessId, KafkaStreamsAssignment]
+) -> RackOptimizationResult:
+    """Re-place the active tasks to optimize (``params.tasks_to_optimize``, else every active) at the exact
+    minimum of traffic x remote partitions + non-overlap x moves, keeping every client's count of them
+    (and, for balance_subtopology, the per-subtopology caps). Mutates ``assignments``."""
+    state = params.application_state
+    tasks = _tasks_to_optimize(params, assignments, ACTIVE)
+    traffic, non_overlap = _costs_of(params)
+    enablement, costs = _gate(params, assignments, OptimizedTaskType.ACTIVE, tasks)
+    if costs is None:
+        return RackOptimizationResult(
+            OptimizedTaskType.ACTIVE, False, enablement.reason, traffic, non_overlap
+        )
+    _fill_missing_clients(state, assignments)
+    client_ids = sorted(state.clients)
+    held = [[t for t in (assignments[c].active_tasks())] for c in client_ids]
+    current = current_holders(tasks, client_ids, held)
+    # POLICY.md §4: no edge from a task to a client holding it as a standby (Kafka overwrites the standby).
+    allowed = np.ones((len(tasks), len(client_ids)), dtype=bool)
+    row_of = {t: i for i, t in enumerate(tasks)}
+    for column, process_id in enumerate(client_ids):
+        for task in assignments[process_id].standby_tasks():
+            if task in row_of:
+                allowed[row_of[task], column] = False
+    outcome = optimize_placement(
+        state.assignment_configs().rack_aware_assignment_strategy,
+        tasks,
+        [state.clients[c].rack_id for c in client_ids],
+        current,
+        allowed,
+        RemoteCounts(state.all_tasks(), PartitionScope.ALL),
+        costs,
+        subtopology_of,
+    )
+    for task, source, destination in outcome.moves():
+        assignments[client_ids[source]].remove_task(task)
+        assignments[client_ids[destination]].assign_task(AssignedTask.active(task))
+    return RackOptimizationResult(
+        OptimizedTaskType.ACTIVE,
+        True,
+        None,
+        costs.traffic,
+        costs.non_overlap,
+        outcome.remote_before,
+        outcome.remote_after,
+        outcome.moved,
+    )
+
+
+def _standby_remote(remote: RemoteCounts, state: ApplicationState, assignments, tasks: set[TaskId]) -> int:
+    return sum(
+        remote.count(task, state.clients[pid].rack_id)
+        for pid, assignment in assignments.items()
+        if pid in state.clients
+        for task in assignment.standby_tasks()
+        if task in tasks
+    )
+
+
+def optimize_rack_aware_standby_tasks(
+    params: RackAwareOptimizationParams, assignments: dict[ProcessId, KafkaStreamsAssignment]
+) -> RackOptimizationResult:
+    """Pairwise standby swaps between clients on different racks (up to 4 rounds while anything moves),
+    each pair solved exactly with the strategy's graph. Only swaps: every client keeps its standby count;
+    no standby lands on a client holding the task in any role, nor where the client-tag rule forbids it
+    (checked against the real destination, POLICY.md §4). Mutates ``assignments``."""
+    state = params.application_state
+    tasks = _tasks_to_optimize(params, assignments, STANDBY)
+    traffic, non_overlap = _costs_of(params)
+    enablement, costs = _gate(params, assignments, OptimizedTaskType.STANDBY, tasks)
+    if costs is None:
+        return RackOptimizationResult(
+            OptimizedTaskType.STANDBY, False, enablement.reason, traffic, non_overlap
+        )
+    _fill_missing_clients(state, assignments)
+    optimized = set(tasks)
+    remote = RemoteCounts(state.all_tasks(), PartitionScope.CHANGELOG)
+    before_pairs = _standby_pairs(assignments, optimized)
+    before = _standby_remote(remote, state, assignments, optimized)
+    predicate = standby_move_predicate(state)
+    strategy = state.assignment_configs().rack_aware_assignment_strategy
+    client_ids = sorted(state.clients)
+    moved, rounds = True, 0
+    while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
+        moved, rounds = False, rounds + 1
+        for i, first in enumerate(client_ids):
+            for second in client_ids[i + 1 :]:
+                moved |= _swap_pair(
+                    state, assignments, first, second, optimized, predicate, strategy, remote, costs
+                )
+    after_pairs = _standby_pairs(assignments, optimized)
+    return RackOptimizationResult(
+        OptimizedTaskType.STANDBY,
+        True,
+        None,
+        costs.traffic,
+        costs.non_overlap,
+        before,
+        _standby_remote(remote, state, assignments, optimized),
+        len(after_pairs - before_pairs),
+    )
+
+
+def _standby_pairs(assignments, tasks: set[TaskId]) -> set[tuple[ProcessId, TaskId]]:
+    return {(pid, t) for pid, a in assignments.items() for t in a.standby_tasks() if t in tasks}
+
+
+def _movable(
+    state, assignments, source: ProcessId, destination: ProcessId, optimized, predicate
+) -> set[TaskId]:
+    src, dst = assignments[source], assignments[destination]
+    return {
+        task
+        for task in src.standby_tasks()
+        if task in optimized
+        and not dst.holds(task)
+        and predicate.can_move_standby_task(
+            state.clients[source], state.clients[destination], task, assignments
+        )
+    }
+
+
+def _swap_pair(
+    state: ApplicationState,
+    assignments: Mapping[ProcessId, KafkaStreamsAssignment],
+    first: ProcessId,
+    second: ProcessId,
+    optimized,
+    predicate,
+    strategy,
+    remote,
+    costs,
+) -> bool:
+    racks = [state.clients[first].rack_id, state.clients[second].rack_id]
+    if racks[0] == racks[1]:
+        return False
+    movable_first = _movable(state, assignments, first, second, optimized, predicate)
+    movable_second = _movable(state, assignments, second, first, optimized, predicate)
+    if not movable_first or not movable_second:
+        return False
+    tasks = sorted(movable_first | movable_second)
+    current = np.array([0 if t in movable_first else 1 for t in tasks], dtype=np.int64)
+    outcome = optimize_placement(
+        strategy, tasks, racks, current, np.ones((len(tasks), 2), dtype=bool), remote, costs, subtopology_of
+    )
+    pair = (first, second)
+    for task, source, destination in outcome.moves():
+        assignments[pair[source]].remove_task(task)
+        assignments[pair[destination]].assign_task(AssignedTask.standby(task))
+    return bool(outcome.moved)
