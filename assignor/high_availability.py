@@ -91,12 +91,20 @@ def _client_state(state: KafkaStreamsState) -> ClientState:
 def to_task_assignment(clients: Mapping[ProcessId, ClientState], deadline_ms: int | None) -> TaskAssignment:
     """One assignment per client in ProcessId order; the deadline (if any) on the smallest ProcessId."""
     assignments = []
+    # AssignedTask is immutable: one standby (and one warmup) object per task serves every replica.
+    standbys: dict[TaskId, AssignedTask] = {}
     for rank, pid in enumerate(sorted(clients)):
         state = clients[pid]
         warmups = set(state.warmup_tasks)
         tasks = {t: AssignedTask.active(t) for t in sorted(state.active_set(), key=TASK_ORDER)}
         for t in sorted(state.standby_set(), key=TASK_ORDER):
-            tasks[t] = AssignedTask.warmup(t) if t in warmups else AssignedTask.standby(t)
+            if t in warmups:
+                tasks[t] = AssignedTask.warmup(t)
+            else:
+                standby = standbys.get(t)
+                if standby is None:
+                    standby = standbys[t] = AssignedTask.standby(t)
+                tasks[t] = standby
         assignment = KafkaStreamsAssignment(pid, tasks)
         if rank == 0 and deadline_ms is not None:
             assignment = assignment.with_followup_rebalance(deadline_ms)
