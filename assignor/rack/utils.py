@@ -36,14 +36,14 @@ class RackOptimizationResult:
     disabled_reason: str | None
     traffic_cost: int | None
     non_overlap_cost: int | None
-    cross_rack_partitions_before: int = 0
-    cross_rack_partitions_after: int = 0
+    cross_rack_partitions_before: int | None = 0
+    cross_rack_partitions_after: int | None = 0
     tasks_moved: int = 0
 
     @property
     def total_cost(self) -> int:
         """traffic x cross-rack partitions after + non-overlap x tasks moved (scenario.md, ``rack_cost``)."""
-        return (self.traffic_cost or 0) * self.cross_rack_partitions_after + (
+        return (self.traffic_cost or 0) * (self.cross_rack_partitions_after or 0) + (
             self.non_overlap_cost or 0
         ) * self.tasks_moved
 
@@ -252,3 +252,25 @@ def _swap_pair(
         assignments[pair[source]].remove_task(task)
         assignments[pair[destination]].assign_task(AssignedTask.standby(task))
     return bool(outcome.moved)
+
+
+def cross_rack_partitions(
+    state: ApplicationState,
+    assignments: Mapping[ProcessId, KafkaStreamsAssignment],
+    task_type: OptimizedTaskType,
+) -> int | None:
+    """Cross-rack partitions of an assignment (actives: all the task's partitions; standbys: changelog
+    partitions); None when a holder has no rack or a counted partition has no racks."""
+    scope = PartitionScope.ALL if task_type is OptimizedTaskType.ACTIVE else PartitionScope.CHANGELOG
+    role = ACTIVE if task_type is OptimizedTaskType.ACTIVE else STANDBY
+    total = 0
+    for process_id, assignment in assignments.items():
+        rack = state.clients[process_id].rack_id if process_id in state.clients else None
+        for task, assigned in assignment.tasks().items():
+            if assigned.type is not role:
+                continue
+            partitions = scope.partitions(state.all_tasks()[task])
+            if rack is None or any(not p.rack_ids for p in partitions):
+                return None
+            total += sum(1 for p in partitions if rack not in p.rack_ids)
+    return total
