@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from assignor.planner import evaluate_assignment, parse_external_assignment, plan
+from assignor.rack.report import add_optimize_rack_arguments, run_optimize_rack
 from assignor.scenario import Scenario, ScenarioError, load_scenario, read_json_file
 
 EXIT_OK = 0
@@ -139,6 +140,12 @@ SUBCOMMANDS: list[Subcommand] = [
         "check an assignment computed elsewhere against a scenario",
         _add_validate,
         _run_validate,
+    ),
+    Subcommand(
+        "optimize-rack",
+        "apply the rack-aware optimizer to the scenario's previous assignment (--type active|standby)",
+        add_optimize_rack_arguments,
+        run_optimize_rack,
     ),
 ]
 
