@@ -1,0 +1,121 @@
+"""The exact solver against independent methods: brute force on tiny instances, an LP (HiGHS) on larger
+ones. Both compare the optimum (cost, then moves), never the particular placement."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from assignor.rack.graph import ceil_share
+from assignor.rack.solver import PlacementProblem, solve_placement
+
+
+def _random_problem(rng: np.random.Generator, tasks: int, clients: int, groups: int, exclude: float):
+    current = rng.integers(0, clients, tasks)
+    capacity = np.bincount(current, minlength=clients).astype(np.int64)
+    costs = rng.integers(0, 6, (tasks, clients)).astype(np.int64)
+    allowed = rng.random((tasks, clients)) >= exclude
+    allowed[np.arange(tasks), current] = True  # the input placement is always feasible
+    group = rng.integers(0, groups, tasks)
+    sizes = np.bincount(group, minlength=groups)
+    caps = np.stack([ceil_share(capacity, int(v), tasks) for v in sizes])
+    return PlacementProblem(costs, allowed, current, capacity, group, caps)
+
+
+def _check_feasible(problem: PlacementProblem, placement: np.ndarray) -> None:
+    tasks, clients = problem.costs.shape
+    assert problem.allowed[np.arange(tasks), placement].all()
+    assert (np.bincount(placement, minlength=clients) == problem.client_capacity).all()
+    per_group = np.zeros_like(problem.group_capacity)
+    np.add.at(per_group, (problem.groups, placement), 1)
+    assert (per_group <= problem.group_capacity).all()
+
+
+def _objective(problem: PlacementProblem, placement: np.ndarray) -> tuple[int, int]:
+    rows = np.arange(len(placement))
+    return int(problem.costs[rows, placement].sum()), int((placement != problem.current).sum())
+
+
+def _brute_force(problem: PlacementProblem) -> tuple[int, int]:
+    tasks, clients = problem.costs.shape
+    best = None
+    for choice in itertools.product(range(clients), repeat=tasks):
+        placement = np.array(choice, dtype=np.int64)
+        try:
+            _check_feasible(problem, placement)
+        except AssertionError:
+            continue
+        value = _objective(problem, placement)
+        best = value if best is None or value < best else best
+    return best
+
+
+def test_matches_brute_force_on_hundreds_of_tiny_instances():
+    rng = np.random.default_rng(20241025)
+    for _ in range(300):
+        problem = _random_problem(
+            rng, int(rng.integers(1, 7)), int(rng.integers(1, 4)), int(rng.integers(1, 3)), exclude=0.25
+        )
+        placement = solve_placement(problem)
+        _check_feasible(problem, placement)
+        assert _objective(problem, placement) == _brute_force(problem)
+
+
+def _lp_optimum(problem: PlacementProblem) -> float:
+    """min sum(c'x) over the transportation polytope with group caps; c' = cost * (T+1) + moved, so the LP
+    optimum encodes (cost, moves) lexicographically. Totally unimodular: the LP optimum is integral."""
+    tasks, clients = problem.costs.shape
+    scaled = problem.costs * (tasks + 1) + 1
+    scaled[np.arange(tasks), problem.current] -= 1
+    n = tasks * clients
+    columns = np.arange(n)
+    per_task = sp.csr_matrix((np.ones(n), (np.repeat(np.arange(tasks), clients), columns)), shape=(tasks, n))
+    per_client = sp.csr_matrix(
+        (np.ones(n), (np.tile(np.arange(clients), tasks), columns)), shape=(clients, n)
+    )
+    groups = problem.group_capacity.shape[0]
+    rows = np.repeat(problem.groups, clients) * clients + np.tile(np.arange(clients), tasks)
+    per_group = sp.csr_matrix((np.ones(n), (rows, columns)), shape=(groups * clients, n))
+    bounds = [(0, 1 if ok else 0) for ok in problem.allowed.ravel()]
+    result = linprog(
+        scaled.ravel().astype(float),
+        A_eq=sp.vstack([per_task, per_client]),
+        b_eq=np.concatenate([np.ones(tasks), problem.client_capacity]),
+        A_ub=per_group,
+        b_ub=problem.group_capacity.ravel(),
+        bounds=bounds,
+        method="highs",
+    )
+    assert result.status == 0
+    return result.fun
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_matches_linear_programming_on_larger_instances(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        tasks, clients = int(rng.integers(5, 40)), int(rng.integers(2, 7))
+        problem = _random_problem(rng, tasks, clients, int(rng.integers(1, 5)), exclude=0.2)
+        placement = solve_placement(problem)
+        _check_feasible(problem, placement)
+        cost, moves = _objective(problem, placement)
+        assert cost * (tasks + 1) + moves == round(_lp_optimum(problem))
+
+
+def test_keeps_the_input_when_every_placement_costs_the_same():
+    rng = np.random.default_rng(7)
+    problem = _random_problem(rng, 30, 5, 1, exclude=0.0)
+    flat = PlacementProblem.single_group(
+        np.zeros_like(problem.costs), problem.allowed, problem.current, problem.client_capacity
+    )
+    assert (solve_placement(flat) == problem.current).all()
+
+
+def test_same_input_same_placement():
+    rng = np.random.default_rng(11)
+    problem = _random_problem(rng, 60, 6, 3, exclude=0.1)
+    assert solve_placement(problem).tolist() == solve_placement(problem).tolist()
