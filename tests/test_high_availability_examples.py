@@ -2,8 +2,9 @@
 the same active and standby sets per client (Kafka's standby lists include warmups) and the same
 probing-rebalance decision as `../shared/scenarios/kafka/example-*.high_availability.json`.
 
-Examples whose rack strategy is not `none` need the rack-aware optimizer; they are compared once
-`assignor.rack` exists (until then our HA behaves as strategy `none`, which is not Kafka's answer there).
+Where the rack optimizer runs, POLICY.md §1/§4 allow other optima (ties, exact balance_subtopology
+capacities): there the per-client active and standby counts must be Kafka's and the cross-rack cost no
+higher. Examples with a rack strategy are compared once `assignor.rack` exists.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import pytest
 
 from assignor import high_availability
 from assignor.high_availability import HighAvailabilityTaskAssignor
+from assignor.metrics import ClientTasks, cross_rack_cost
+from assignor.process_id import ProcessId
 from assignor.scenario import load_scenario
+from assignor.task_id import TaskId
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("SHARED_DIR") or REPO_ROOT / ".." / "shared").resolve()
@@ -53,6 +57,29 @@ def test_same_assignment_as_kafka(path: Path):
         for a in result
     }
     theirs = {e["process_id"]: (sorted(e["active"]), sorted(e["standby"])) for e in kafka["assignment"]}
-    assert ours == theirs
     probing = any(a.followup_rebalance_deadline() is not None for a in result)
     assert probing == kafka["probing_rebalance"]
+    state = scenario.application_state
+    if (
+        RACK_AVAILABLE
+        and high_availability._rack_assignor_for(state) is not None
+        and (high_availability._rack_assignor_for(state).can_enable_rack_awareness())
+    ):
+        assert _counts(ours) == _counts(theirs)
+        ours_cost = cross_rack_cost(scenario, {a.process_id(): ClientTasks.of(a) for a in result})
+        assert ours_cost <= cross_rack_cost(scenario, _client_tasks(theirs))
+    else:
+        assert ours == theirs
+
+
+def _counts(per_client: dict) -> dict:
+    return {p: (len(active), len(standby)) for p, (active, standby) in per_client.items()}
+
+
+def _client_tasks(per_client: dict) -> dict:
+    return {
+        ProcessId.parse(p): ClientTasks(
+            frozenset(map(TaskId.parse, active)), frozenset(map(TaskId.parse, standby))
+        )
+        for p, (active, standby) in per_client.items()
+    }
