@@ -60,6 +60,7 @@ soak:
 bench:
 	mkdir -p benchmarks/results
 	$(PY) -m benchmarks.bench_assignors
+	$(PY) -m benchmarks.bench_rack
 	$(PY) -m benchmarks.bench_fleet
 
 # Ours vs Kafka's own assignors in one run: benchmarks/results/kafka_ratios.json + README table.
