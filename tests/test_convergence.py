@@ -9,8 +9,11 @@ within 1 per thread, per-subtopology skew within 1).
 Two lag models: Kafka's harness reports lag 0 for every task a client held last round; real clients report
 -2 for running actives and a small lag for warmed-up standbys. Each seed runs under both.
 
-`make test` runs CONVERGENCE_SEEDS fixed seeds (default 2,000, seeds 0..N-1); `make soak` runs
-CONVERGENCE_SOAK_SEEDS more (default 20,000) starting at CONVERGENCE_SOAK_START (default 100,000).
+`make test` runs CONVERGENCE_SEEDS fixed seeds (default 2,000, seeds 0..N-1) with strategy `none`, and
+CONVERGENCE_RACK_SEEDS (default 50) under each rack strategy (clients on 3 racks, each partition replicated
+on 1-3 of them; Kafka skips the balance check under min_traffic and allows a subtopology skew of 4 under
+balance_subtopology). `make soak` runs CONVERGENCE_SOAK_SEEDS more (default 20,000; a tenth of that per
+rack strategy) starting at CONVERGENCE_SOAK_START (default 100,000).
 """
 
 from __future__ import annotations
@@ -22,8 +25,20 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from assignor import AssignmentConfigs, ClientState, ProcessId, TaskId
+from assignor import (
+    ApplicationState,
+    AssignmentConfigs,
+    ClientState,
+    KafkaStreamsState,
+    ProcessId,
+    RackAwareStrategy,
+    TaskId,
+    TaskInfo,
+    TaskTopicPartition,
+    TopicPartition,
+)
 from assignor.high_availability import assign_high_availability
+from assignor.rack import RackAwareTaskAssignor
 from tests.test_high_availability import (
     assert_balanced_active_assignment,
     assert_balanced_stateful_assignment,
@@ -39,6 +54,8 @@ LAG_MODELS = ("kafka", "real")
 SEEDS = int(os.environ.get("CONVERGENCE_SEEDS", "2000"))
 CHUNK = 100
 SOAK_SEEDS = int(os.environ.get("CONVERGENCE_SOAK_SEEDS", "20000"))
+RACK_SEEDS = int(os.environ.get("CONVERGENCE_RACK_SEEDS", "50"))  # per rack strategy (the solver is slower)
+RACKS = ["rack-0", "rack-1", "rack-2"]
 SOAK_START = int(os.environ.get("CONVERGENCE_SOAK_START", "100000"))
 
 
@@ -58,6 +75,10 @@ class Harness:
     live: dict[int, _Held] = field(default_factory=dict)
     dropped: dict[int, _Held] = field(default_factory=dict)
     clients: dict[ProcessId, ClientState] = field(default_factory=dict)
+    # rack variants: every client on one of RACKS, every partition replicated on 1-3 of them
+    racks: random.Random | None = None
+    client_racks: dict[int, str] = field(default_factory=dict)
+    task_infos: list[TaskInfo] = field(default_factory=list)
 
     @classmethod
     def initialize(
@@ -67,6 +88,7 @@ class Harness:
         n_clients: int,
         partition_count: Callable[[], int],
         lag_model: str,
+        racks: random.Random | None = None,
     ) -> Harness:
         subtopology = 0
         groups: list[list[TaskId]] = []
@@ -78,9 +100,11 @@ class Harness:
                 subtopology += 1
                 count -= partitions
             groups.append(tasks)
-        harness = cls(groups[0], groups[1], lag_model)
-        for n in range(n_clients):
-            harness.live[n] = _Held()
+        harness = cls(groups[0], groups[1], lag_model, racks=racks)
+        if racks is not None:
+            harness.task_infos = [_task_info(t, t in set(groups[1]), racks) for t in groups[0] + groups[1]]
+        for _ in range(n_clients):
+            harness.add_client()
         return harness
 
     @property
@@ -88,7 +112,10 @@ class Harness:
         return self.stateless + self.stateful
 
     def add_client(self) -> None:
-        self.live[len(self.live) + len(self.dropped)] = _Held()
+        n = len(self.live) + len(self.dropped)
+        self.live[n] = _Held()
+        if self.racks is not None:
+            self.client_racks[n] = self.racks.choice(RACKS)
 
     def drop_client(self) -> None:
         n = min(self.live)
@@ -124,16 +151,46 @@ class Harness:
             lags = {t: self._lag(t, held) for t in self.stateful}
             pid = ProcessId.of(n)
             self.clients[pid] = ClientState(
-                pid, 1, previous_active=held.active, previous_standby=held.standby, task_lags=lags
+                pid,
+                1,
+                previous_active=held.active,
+                previous_standby=held.standby,
+                task_lags=lags,
+                rack_id=self.client_racks.get(n),
             )
+
+    def _rack_assignor(self, configs: AssignmentConfigs) -> RackAwareTaskAssignor | None:
+        """One RackAwareTaskAssignor per assignment, over the live clients and their racks."""
+        if self.racks is None:
+            return None
+        states = [
+            KafkaStreamsState(pid, 1, ("consumer",), rack_id=state.rack_id)
+            for pid, state in self.clients.items()
+        ]
+        return RackAwareTaskAssignor(ApplicationState.of(self.task_infos, states, configs))
 
     def rebalance(self, configs: AssignmentConfigs) -> bool:
         self.prepare_for_next_rebalance()
-        probing = assign_high_availability(self.clients, self.all_tasks, self.stateful, configs)
+        probing = assign_high_availability(
+            self.clients, self.all_tasks, self.stateful, configs, rack_assignor=self._rack_assignor(configs)
+        )
         for n in self.live:
             state = self.clients[ProcessId.of(n)]
             self.live[n] = _Held(frozenset(state.active_tasks), frozenset(state.standby_tasks))
         return probing
+
+
+def _task_info(task: TaskId, stateful: bool, racks: random.Random) -> TaskInfo:
+    def replicas() -> frozenset[str]:
+        return frozenset(racks.sample(RACKS, racks.randint(1, 3)))
+
+    partitions = [
+        TaskTopicPartition(TopicPartition(f"in-{task.subtopology}", task.partition), True, False, replicas())
+    ]
+    if stateful:
+        changelog = TopicPartition(f"store-{task.subtopology}-changelog", task.partition)
+        partitions.append(TaskTopicPartition(changelog, False, True, replicas()))
+    return TaskInfo(task, stateful, frozenset({"store"} if stateful else ()), tuple(partitions))
 
 
 def converge(harness: Harness, configs: AssignmentConfigs, limit: int) -> int:
@@ -144,26 +201,36 @@ def converge(harness: Harness, configs: AssignmentConfigs, limit: int) -> int:
     raise AssertionError(f"not converged after {limit} assignments")
 
 
-def verify(harness: Harness, configs: AssignmentConfigs, *, balanced: bool = True) -> None:
+def verify(harness: Harness, configs: AssignmentConfigs) -> None:
+    """Valid always; balanced except under min_traffic (Kafka skips it there), with a per-subtopology skew
+    of 4 under balance_subtopology, 1 otherwise."""
     clients = harness.clients
     assert_valid_assignment(configs.num_standby_replicas, harness.stateful, harness.stateless, clients)
-    if balanced:
-        assert_balanced_active_assignment(clients)
-        assert_balanced_stateful_assignment(harness.stateful, clients)
-        assert subtopology_skew(clients) <= 1
+    strategy = configs.rack_aware_assignment_strategy
+    if strategy is RackAwareStrategy.MIN_TRAFFIC:
+        return
+    assert_balanced_active_assignment(clients)
+    assert_balanced_stateful_assignment(harness.stateful, clients)
+    assert subtopology_skew(clients) <= (4 if strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY else 1)
 
 
-def run_randomized_scenario(seed: int, lag_model: str) -> None:
-    """Kafka's randomClusterPerturbationsShouldConverge for one seed (draws in Kafka's order)."""
+def run_randomized_scenario(seed: int, lag_model: str, strategy: str = "none") -> None:
+    """Kafka's randomClusterPerturbationsShouldConverge for one seed (draws in Kafka's order); rack data,
+    for the rack strategies, comes from a second generator seeded from the same seed."""
     rng = random.Random(seed)
+    racks = None if strategy == "none" else random.Random(f"racks-{seed}")
     initial = rng.randrange(10) + 1
     n_stateless = rng.randrange(10) + 1
     n_stateful = rng.randrange(10) + 1
     max_warmups = rng.randrange(n_stateful) + 1
     num_standby = rng.randrange(initial + 1)
     events = rng.randrange(10) + 1
-    configs = AssignmentConfigs(ACCEPTABLE_LAG, max_warmups, num_standby, 60_000)
-    harness = Harness.initialize(n_stateless, n_stateful, initial, lambda: rng.randrange(10) + 1, lag_model)
+    configs = AssignmentConfigs(
+        ACCEPTABLE_LAG, max_warmups, num_standby, 60_000, rack_aware_assignment_strategy=strategy
+    )
+    harness = Harness.initialize(
+        n_stateless, n_stateful, initial, lambda: rng.randrange(10) + 1, lag_model, racks=racks
+    )
     converge(harness, configs, 1)
     verify(harness, configs)
     bound = 2 * (n_stateful + n_stateful * num_standby)
@@ -177,17 +244,16 @@ def run_randomized_scenario(seed: int, lag_model: str) -> None:
             verify(harness, configs)
 
 
-def _run_seeds(seeds: range) -> None:
+def _run_seeds(seeds: range, strategy: str = "none") -> None:
     failures = []
     for seed in seeds:
         for lag_model in LAG_MODELS:
             try:
-                run_randomized_scenario(seed, lag_model)
+                run_randomized_scenario(seed, lag_model, strategy)
             except AssertionError as e:
-                failures.append(f"seed {seed} ({lag_model}): {e}")
-    assert not failures, "reproduce with run_randomized_scenario(seed, lag_model):\n" + "\n".join(
-        failures[:20]
-    )
+                failures.append(f"seed {seed} ({lag_model}, {strategy}): {e}")
+    reproduce = "reproduce with run_randomized_scenario(seed, lag_model, strategy):\n"
+    assert not failures, reproduce + "\n".join(failures[:20])
 
 
 # --- Kafka's fixed scenarios ------------------------------------------------------------------------------
@@ -244,6 +310,14 @@ def test_random_cluster_perturbations_converge(start):
     _run_seeds(range(start, min(start + CHUNK, SEEDS)))
 
 
+@pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
+@pytest.mark.parametrize("start", range(0, RACK_SEEDS, CHUNK), ids=lambda s: f"seeds{s}")
+def test_random_cluster_perturbations_converge_with_rack_strategy(strategy, start):
+    _run_seeds(range(start, min(start + CHUNK, RACK_SEEDS)), strategy)
+
+
 @pytest.mark.soak
-def test_random_cluster_perturbations_converge_soak():
-    _run_seeds(range(SOAK_START, SOAK_START + SOAK_SEEDS))
+@pytest.mark.parametrize("strategy", ["none", "min_traffic", "balance_subtopology"])
+def test_random_cluster_perturbations_converge_soak(strategy):
+    seeds = SOAK_SEEDS if strategy == "none" else SOAK_SEEDS // 10
+    _run_seeds(range(SOAK_START, SOAK_START + seeds), strategy)
