@@ -584,3 +584,20 @@ def test_rack_optimizer_never_called_when_it_cannot_be_enabled():
     rack = RecordingRackAssignor(enabled=False)
     _rack_run(rack, configs(standbys=1))
     assert rack.active_calls == [] and rack.standby_calls == []
+
+
+def test_planning_the_same_scenario_twice_gives_identical_json():
+    """The whole result (assignment, consumers, deadlines, metrics) is byte-identical but for elapsed_ms."""
+    import json
+
+    from assignor.planner import plan_scenario
+    from tests.scenario_generator import Knobs, generate_scenario
+
+    for seed in range(5):
+        scenario = generate_scenario(seed, Knobs(strategies=("none",)))
+        runs = []
+        for _ in range(2):
+            result = dict(plan_scenario(scenario, assignor="high_availability", now_ms=1_700_000_000_000))
+            result.pop("elapsed_ms", None)
+            runs.append(json.dumps(result, sort_keys=True))
+        assert runs[0] == runs[1]

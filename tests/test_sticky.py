@@ -459,3 +459,18 @@ def test_no_rack_optimization_in_must_preserve_mode(monkeypatch):
     recorder = _with_recorder(monkeypatch)
     assign(stateful(TASK_0_0), [streams_state(1), streams_state(2)], standbys=1, preserve=True)
     assert recorder.active == [] and recorder.standby == []
+
+
+def test_planning_the_same_scenario_twice_gives_identical_json():
+    import json
+
+    from assignor.planner import plan_scenario
+
+    for seed in range(5):
+        scenario = generate_scenario(seed, Knobs())
+        runs = []
+        for _ in range(2):
+            result = dict(plan_scenario(scenario, assignor="sticky", now_ms=1_700_000_000_000))
+            result.pop("elapsed_ms", None)
+            runs.append(json.dumps(result, sort_keys=True))
+        assert runs[0] == runs[1]
