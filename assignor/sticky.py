@@ -114,7 +114,7 @@ class _StickyState:
         # previous actives now active elsewhere, negated, per previous owner: among equally loaded clients
         # with nothing waiting, the one the re-pick can give a previous active back to goes first
         self.displaced = [0] * n_clients
-        # clients sorted by key (load, waiting, -displaced, index); key_of[i] is client i's entry there
+        # clients sorted by key (load, waiting, -displaced, -threads, index); key_of[i] is client i's entry
         self.key_of = [(0.0, 0, 0, -self.threads[i], i) for i in range(n_clients)]
         self.by_key = sorted(self.key_of)
 
@@ -163,7 +163,7 @@ class _StickyState:
         return self.active_count[i] < self.threads[i] * per_thread
 
     def partners(self, j: int) -> int:
-        """Tasks sharing a client with task j now, as a bitmask (Kafka's task pairs; see `_has_new_pair`)."""
+        """Tasks sharing a client with task j now, as a bitmask (Kafka's task pairs; see `_eligible`)."""
         combined = 0
         for d in self.holders[j]:
             combined |= self.mask[d]
