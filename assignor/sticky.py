@@ -25,6 +25,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
 
 from assignor.assignment import AssignedTask, AssignedTaskType, KafkaStreamsAssignment, TaskAssignment
+from assignor.errors import ConfigException
 from assignor.process_id import ProcessId
 from assignor.state import ApplicationState
 from assignor.task_assignor import BaseTaskAssignor
@@ -49,8 +50,21 @@ class StickyTaskAssignor(BaseTaskAssignor):
     """``must_preserve_active_task_assignment``: every previous active stays with its previous owner
     whatever the balance, no rack optimization, and the first client asks for an immediate follow-up."""
 
+    MUST_PRESERVE_CONFIG = "must_preserve_active_task_assignment"
+
     def __init__(self, must_preserve_active_task_assignment: bool = False) -> None:
         self.must_preserve_active_task_assignment = must_preserve_active_task_assignment
+
+    def configure(self, configs: Mapping[str, str]) -> None:
+        """``assignor_configs`` may set ``must_preserve_active_task_assignment`` to "true" or "false"."""
+        super().configure(configs)
+        value = configs.get(self.MUST_PRESERVE_CONFIG)
+        if value is None:
+            return
+        text = str(value).strip().lower()
+        if text not in ("true", "false"):
+            raise ConfigException(self.MUST_PRESERVE_CONFIG, value, 'must be "true" or "false"')
+        self.must_preserve_active_task_assignment = text == "true"
 
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         state = _StickyState(application_state)

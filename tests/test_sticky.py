@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from assignor import AssignmentConfigs, AssignmentError, KafkaStreamsAssignment, ProcessId, TaskId
+from assignor import (
+    AssignmentConfigs,
+    AssignmentError,
+    ConfigException,
+    KafkaStreamsAssignment,
+    ProcessId,
+    TaskId,
+)
 from assignor.scenario import load_scenario
 from assignor.sticky import StickyTaskAssignor
 from assignor.validation import validate_task_assignment
@@ -474,3 +481,13 @@ def test_planning_the_same_scenario_twice_gives_identical_json():
             result.pop("elapsed_ms", None)
             runs.append(json.dumps(result, sort_keys=True))
         assert runs[0] == runs[1]
+
+
+def test_configure_turns_must_preserve_on_and_off():
+    assignor = StickyTaskAssignor()
+    assignor.configure({"must_preserve_active_task_assignment": "TRUE", "other": "x"})
+    assert assignor.must_preserve_active_task_assignment is True
+    assignor.configure({"must_preserve_active_task_assignment": "false"})
+    assert assignor.must_preserve_active_task_assignment is False
+    with pytest.raises(ConfigException, match="must_preserve_active_task_assignment"):
+        assignor.configure({"must_preserve_active_task_assignment": "yes"})
