@@ -146,7 +146,26 @@ def solve_placement(problem: PlacementProblem) -> np.ndarray:
         raise InfeasiblePlacementError(
             f"client capacities sum to {int(problem.client_capacity.sum())}, not to the {tasks} tasks"
         )
+    if clients == 2 and problem.group_capacity.shape[0] == 1:
+        return _two_clients(costs, int(problem.client_capacity[0]))
     return _Solver(costs, problem).run()
+
+
+def _two_clients(costs: np.ndarray, first_count: int) -> np.ndarray:
+    """Two clients, one group (every standby swap): the total is sum(cost on client 1) plus, for the tasks
+    put on client 0, their cost difference; so client 0 takes the ``first_count`` smallest differences
+    (stable order: ties keep the lower task index), after the tasks only one side may take."""
+    only_second = costs[:, 0] >= NO_EDGE
+    only_first = costs[:, 1] >= NO_EDGE
+    placement = np.ones(costs.shape[0], dtype=np.int64)
+    placement[only_first] = 0
+    free = np.nonzero(~only_first & ~only_second)[0]
+    wanted = first_count - int(only_first.sum())
+    if wanted < 0 or wanted > len(free):
+        raise InfeasiblePlacementError("no placement of the tasks on two clients meets the counts")
+    order = np.argsort(costs[free, 0] - costs[free, 1], kind="stable")
+    placement[free[order[:wanted]]] = 0
+    return placement
 
 
 class _Solver:
