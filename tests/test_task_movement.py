@@ -11,7 +11,7 @@ from assignor.task_movement import (
     assign_active_task_movements,
     assign_standby_task_movements,
 )
-from tests.fixtures import PID_1, PID_2, PID_3, TASK_0_0, TASK_0_1, TASK_0_2, client_state, clients_map
+from tests.fixtures import PID_1, PID_2, PID_3, TASK_0_0, TASK_0_1, TASK_0_2, client_state, clients_map, pid
 
 TASKS = [TASK_0_0, TASK_0_1, TASK_0_2]
 SIX = [TaskId(0, p) for p in range(3)] + [TaskId(1, p) for p in range(3)]
@@ -217,3 +217,50 @@ def test_budget_check_before_decrement():
     assert budget.take() is True
     assert budget.take() is False
     assert budget.remaining == -1
+
+
+def test_least_loaded_caught_up_client_among_many():
+    """Sixty caught-up clients (past the direct-scan size): the active goes to the least loaded one, and a
+    caught-up standby holder wins over it (swap first)."""
+    filler = [TaskId(9, p) for p in range(10)]
+    states = []
+    for n in range(1, 61):
+        load = 0 if n == 37 else (n * 7) % 5 + 1
+        states.append(client_state(n, standby=filler[:load], lags={TASK_0_0: 0}))
+    destination = client_state(61, active=[TASK_0_0], lags={TASK_0_0: 900})
+    clients = clients_map(*states, destination)
+    caught = {TASK_0_0: [pid(n) for n in range(1, 61)]}
+    by_lag = {TASK_0_0: [pid(n) for n in range(1, 62)]}
+    assert assign_active_task_movements(caught, by_lag, clients, {}, WarmupBudget(1)) == 1
+    assert clients[pid(37)].active_tasks == [TASK_0_0]
+
+    states = [client_state(n, standby=filler[: (n % 3) + 1], lags={TASK_0_0: 0}) for n in range(1, 61)]
+    states[9].assign_standby(TASK_0_0)  # client 10: 3 tasks with this one
+    states[49].assign_standby(TASK_0_0)  # client 50: 4 tasks with this one
+    destination = client_state(61, active=[TASK_0_0], lags={TASK_0_0: 900})
+    clients = clients_map(*states, destination)
+    assert assign_active_task_movements(caught, by_lag, clients, {}, WarmupBudget(0)) == 1
+    assert clients[pid(10)].active_tasks == [TASK_0_0]
+    assert destination.standby_tasks == [TASK_0_0]
+
+
+def test_heap_and_scan_pickers_agree(monkeypatch):
+    """The caught-up picker scans small candidate sets and uses a heap for large ones; forcing either
+    path gives the same HA assignments."""
+    from assignor import task_movement
+    from assignor.high_availability import HighAvailabilityTaskAssignor
+    from assignor.scenario import load_scenario
+    from tests.scenario_generator import Knobs, generate_scenario
+
+    def run_all() -> list:
+        out = []
+        for seed in range(25):
+            state = load_scenario(generate_scenario(seed, Knobs(strategies=("none",)))).application_state
+            result = HighAvailabilityTaskAssignor().assign(state)
+            out.append([(a.process_id(), a.active_tasks(), a.standby_tasks()) for a in result])
+        return out
+
+    monkeypatch.setattr(task_movement, "_SCAN_LIMIT", 10_000)
+    scanned = run_all()
+    monkeypatch.setattr(task_movement, "_SCAN_LIMIT", 0)
+    assert run_all() == scanned
