@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from assignor.configs import RackAwareStrategy
 from assignor.rack.costs import RackCosts, RemoteCounts, edge_costs
 from assignor.rack.graph import build_problem
-from assignor.rack.solver import solve_placement
+from assignor.rack.solver import InfeasiblePlacementError, PlacementProblem, solve_placement
 from assignor.task_id import TaskId
 
 
@@ -48,7 +48,13 @@ def optimize_placement(
     remote_matrix = remote.matrix(tasks, client_racks)
     cost_matrix = edge_costs(remote_matrix, current, costs)
     problem = build_problem(strategy, tasks, cost_matrix, allowed, current, len(client_racks), group_of)
-    placement = solve_placement(problem)
+    try:
+        placement = solve_placement(problem)
+    except InfeasiblePlacementError:
+        # Only balance_subtopology with left-out edges (a task may not go onto its standby's client) can
+        # get here: Kafka's caps always admit a placement when every edge exists, ours may not. Let every
+        # cap admit at least the input's count, so that keeping the input is always possible.
+        placement = solve_placement(with_input_admitted(problem))
     return PlacementOutcome(
         tuple(tasks),
         current,
@@ -58,3 +64,10 @@ def optimize_placement(
         int((placement != current).sum()),
         int(cost_matrix[rows, placement].sum()) if len(tasks) else 0,
     )
+
+
+def with_input_admitted(problem: PlacementProblem) -> PlacementProblem:
+    """The same problem with each (group, client) cap raised to the input placement's count there."""
+    counts = np.zeros_like(problem.group_capacity)
+    np.add.at(counts, (problem.groups, problem.current), 1)
+    return replace(problem, group_capacity=np.maximum(problem.group_capacity, counts))

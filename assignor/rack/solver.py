@@ -181,6 +181,12 @@ class _Solver:
         self.s_base = self.n_groups * self.clients
         self.sink = self.s_base + self.clients
         self.potential = np.zeros(self.sink + 1, dtype=np.int64)
+        self.offset = 0
+        self.dist = np.full(self.sink + 1, NO_EDGE, dtype=np.int64)
+        self.parent = np.full(self.sink + 1, -1, dtype=np.int64)
+        self.settled = np.zeros(self.sink + 1, dtype=bool)
+        self.touched: list[int] = []
+        self.groups_on: list[set[int]] = [set() for _ in range(self.clients)]
         self.group_load = np.zeros((self.n_groups, self.clients), dtype=np.int64)
         self.load = np.zeros(self.clients, dtype=np.int64)
         self.placement = np.full(self.tasks, -1, dtype=np.int64)
@@ -192,25 +198,29 @@ class _Solver:
         return self.placement
 
     # --- one insertion: Dijkstra on reduced costs from the new task, then augment ---------------------
+    # Work per insertion is proportional to the nodes it touches, not to the graph: the label arrays are
+    # reset only where written, and potentials are stored relative to a shared offset (every node not
+    # settled moves by the sink's label, which is just the offset moving).
     def _insert(self, task: int) -> None:
-        n_nodes = self.sink + 1
         clients = self.clients
         pot = self.potential
+        dist, parent, settled = self.dist, self.parent, self.settled
         group = int(self.groups[task])
         base = group * clients
-        dist = np.full(n_nodes, NO_EDGE, dtype=np.int64)
-        parent = np.full(n_nodes, -1, dtype=np.int64)
-        settled = np.zeros(n_nodes, dtype=bool)
         start = self.costs[task]
-        labels = np.where(start >= NO_EDGE, NO_EDGE, start - pot[base : base + clients])
+        labels = np.where(start >= NO_EDGE, NO_EDGE, start - pot[base : base + clients] - self.offset)
         dist[base : base + clients] = labels
+        touched = self.touched
+        touched.extend(range(base, base + clients))
         heap = [(int(labels[c]), 2, base + c) for c in np.nonzero(labels < _HALF)[0]]
         heapq.heapify(heap)
+        done: list[int] = []
         while heap:
             label, _, node = heapq.heappop(heap)
             if settled[node] or label != dist[node]:
                 continue
             settled[node] = True
+            done.append(node)
             if node == self.sink:
                 break
             if node < self.s_base:
@@ -218,11 +228,21 @@ class _Solver:
             else:
                 self._relax_client_node(node, label, dist, parent, settled, heap)
         if not settled[self.sink]:
+            self._reset(done)
             raise InfeasiblePlacementError(f"no client can take task index {task} within the capacities")
-        sink_label = dist[self.sink]
-        # Potentials: settled nodes move by their label, all others by the sink's (keeps reduced costs >= 0).
-        self.potential += np.where(settled, np.minimum(dist, sink_label), sink_label)
+        sink_label = int(dist[self.sink])
+        self.offset += sink_label
+        settled_nodes = np.asarray(done, dtype=np.int64)
+        pot[settled_nodes] += dist[settled_nodes] - sink_label
         self._augment(task, parent)
+        self._reset(done)
+
+    def _reset(self, done: list[int]) -> None:
+        touched = np.asarray(self.touched, dtype=np.int64)
+        self.dist[touched] = NO_EDGE
+        self.parent[touched] = -1
+        self.settled[np.asarray(done, dtype=np.int64)] = False
+        self.touched.clear()
 
     def _relax_group_node(self, node, label, dist, parent, settled, heap) -> None:
         clients = self.clients
@@ -234,6 +254,7 @@ class _Solver:
             block = slice(base, base + clients)
             cand = np.where(best >= _HALF, NO_EDGE, label + best + pot[node] - pot[block])
             improved = np.nonzero((cand < dist[block]) & ~settled[block])[0]
+            self.touched.extend((base + improved).tolist())
             for other in improved:
                 target = base + int(other)
                 value = int(cand[other])
@@ -246,6 +267,7 @@ class _Solver:
             if not settled[target] and value < dist[target]:
                 dist[target] = value
                 parent[target] = node
+                self.touched.append(target)
                 heapq.heappush(heap, (value, 1, target))
 
     def _relax_client_node(self, node, label, dist, parent, settled, heap) -> None:
@@ -256,13 +278,15 @@ class _Solver:
             if value < dist[self.sink]:
                 dist[self.sink] = value
                 parent[self.sink] = node
+                self.touched.append(self.sink)
                 heapq.heappush(heap, (value, 0, self.sink))
-        for group in np.nonzero(self.group_load[:, client] > 0)[0]:
-            target = int(group) * self.clients + client
+        for group in sorted(self.groups_on[client]):
+            target = group * self.clients + client
             value = label + int(pot[node] - pot[target])
             if not settled[target] and value < dist[target]:
                 dist[target] = value
                 parent[target] = node
+                self.touched.append(target)
                 heapq.heappush(heap, (value, 2, target))
 
     def _augment(self, task: int, parent: np.ndarray) -> None:
@@ -291,14 +315,19 @@ class _Solver:
             node = prev
         for moved, group, from_client, to_client in moves:
             self.rows.remove(group, from_client, moved)
-            self.rows.add(group, to_client, moved)
-            self.placement[moved] = to_client
-            self.group_load[group, from_client] -= 1
-            self.group_load[group, to_client] += 1
-            self.load[from_client] -= 1
-            self.load[to_client] += 1
-        group = int(self.groups[task])
-        self.rows.add(group, first_client, task)
-        self.placement[task] = first_client
-        self.group_load[group, first_client] += 1
-        self.load[first_client] += 1
+            self._count(group, from_client, -1)
+            self._place(moved, group, to_client)
+        self._place(task, int(self.groups[task]), first_client)
+
+    def _place(self, task: int, group: int, client: int) -> None:
+        self.rows.add(group, client, task)
+        self.placement[task] = client
+        self._count(group, client, 1)
+
+    def _count(self, group: int, client: int, delta: int) -> None:
+        self.group_load[group, client] += delta
+        self.load[client] += delta
+        if self.group_load[group, client] > 0:
+            self.groups_on[client].add(group)
+        else:
+            self.groups_on[client].discard(group)
