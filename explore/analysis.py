@@ -7,6 +7,8 @@ frame in a deterministic order (clients by signed ProcessId, tasks by TaskId).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import replace
 
 import pandas as pd
 
@@ -307,13 +309,28 @@ def rack_traffic_totals(run: RunFrames, app_id: str) -> tuple[int | None, int | 
     return total("before"), total("after")
 
 
+def per_app(run: RunFrames) -> Iterator[tuple[str, RunFrames]]:
+    """(app_id, the run restricted to that application) for every application, splitting each frame once
+    (a fleet-wide loop over per-app analyses would otherwise filter every frame once per application)."""
+    names = ("results", "assignments", "client_assignments", "transitions", "clients", "task_partitions")
+    groups = {}
+    for name in names:
+        frame = getattr(run, name)
+        if frame is not None:
+            split = {k: g.reset_index(drop=True) for k, g in frame.groupby("app_id", sort=False)}
+            groups[name] = (split, frame)
+    for app_id in run.app_ids:
+        parts = {name: split.get(app_id, frame.iloc[0:0]) for name, (split, frame) in groups.items()}
+        yield app_id, replace(run, **parts)
+
+
 def fleet_rack_traffic(run: RunFrames) -> pd.DataFrame:
     """Per planned application (with assignment rows): cross-rack partitions before and after."""
     rows = []
-    for app_id in run.app_ids:
-        if run.result(app_id)["status"] not in ("OK", "ASSIGNOR_FAILED"):
+    for app_id, app_run in per_app(run):
+        if app_run.result(app_id)["status"] not in ("OK", "ASSIGNOR_FAILED"):
             continue
-        before, after = rack_traffic_totals(run, app_id)
+        before, after = rack_traffic_totals(app_run, app_id)
         rows.append({"app_id": app_id, "before": before, "after": after})
     return pd.DataFrame(rows, columns=["app_id", "before", "after"]).astype(
         {"before": "Int64", "after": "Int64"}
