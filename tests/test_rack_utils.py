@@ -232,3 +232,28 @@ def test_policy_fix_balance_capacity_uses_exact_integers():
         3,
         0,
     ]  # ceil(15/7), ceil(20/7)
+
+
+def test_standby_placement_without_tags_is_global_and_beats_pairwise_search():
+    """rack.md §10's standby layout on the KIP-924 path without tags: Kafka's pairwise swaps reach 60 -> 20
+    (2 remote changelog partitions); the exact count-preserving re-placement gets no higher, keeps every
+    client's standby count and never puts a standby next to its active or twice on one client."""
+    from tests.test_rack_fixtures import kafka_task
+    from tests.test_rack_legacy import SIX_TASKS, STANDBY_LAYOUT_ACTIVE, STANDBY_LAYOUT_STANDBY
+
+    clients = [client(n) for n in (1, 2, 3, 4, 6, 7)]
+    app = _app([kafka_task(t) for t in SIX_TASKS], clients, "min_traffic", num_standby_replicas=2,
+               rack_aware_traffic_cost=10)  # fmt: skip
+    assignments = assignments_of(STANDBY_LAYOUT_ACTIVE, STANDBY_LAYOUT_STANDBY)
+    result = optimize_rack_aware_standby_tasks(RackAwareOptimizationParams.of(app), assignments)
+    assert result.cross_rack_partitions_before == 6
+    assert result.cross_rack_partitions_after <= 2
+    after = layout(assignments)
+    assert {n: len(s) for n, (_, s) in after.items()} == {
+        n: len(s) for n, s in STANDBY_LAYOUT_STANDBY.items()
+    }
+    for n, (actives, standbys) in after.items():
+        assert not set(actives) & set(standbys)
+    assert sorted(t for _, s in after.values() for t in s) == sorted(
+        t for s in STANDBY_LAYOUT_STANDBY.values() for t in s
+    )

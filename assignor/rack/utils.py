@@ -20,6 +20,7 @@ from assignor.rack.enablement import Enablement, OptimizedTaskType, utils_enable
 from assignor.rack.graph import current_holders, subtopology_of
 from assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
 from assignor.rack.placement import optimize_placement
+from assignor.rack.solver import PlacementProblem, solve_placement
 from assignor.state import ApplicationState
 from assignor.task_assignment_utils import RackAwareOptimizationParams, standby_move_predicate
 from assignor.task_id import TaskId
@@ -181,17 +182,10 @@ def optimize_rack_aware_standby_tasks(
     remote = RemoteCounts(state.all_tasks(), PartitionScope.CHANGELOG)
     before_pairs = _standby_pairs(assignments, optimized)
     before = _standby_remote(remote, state, assignments, optimized)
-    predicate = standby_move_predicate(state)
-    strategy = state.assignment_configs().rack_aware_assignment_strategy
-    client_ids = sorted(state.clients)
-    moved, rounds = True, 0
-    while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
-        moved, rounds = False, rounds + 1
-        for i, first in enumerate(client_ids):
-            for second in client_ids[i + 1 :]:
-                moved |= _swap_pair(
-                    state, assignments, first, second, optimized, predicate, strategy, remote, costs
-                )
+    if not state.assignment_configs().rack_aware_assignment_tags:
+        _place_standbys_globally(state, assignments, tasks, remote, costs)
+    else:
+        _swap_standbys_pairwise(state, assignments, optimized, remote, costs)
     after_pairs = _standby_pairs(assignments, optimized)
     return RackOptimizationResult(
         OptimizedTaskType.STANDBY,
@@ -203,6 +197,76 @@ def optimize_rack_aware_standby_tasks(
         _standby_remote(remote, state, assignments, optimized),
         len(after_pairs - before_pairs),
     )
+
+
+def _place_standbys_globally(state, assignments, tasks: list[TaskId], remote: RemoteCounts, costs: RackCosts):
+    """Without client tags any count-preserving re-placement is allowed, and Kafka's pairwise swaps (a
+    greedy local search, rack.md §7) only ever reach one of them: solve the whole problem exactly instead,
+    so the total is never above Kafka's. One row per standby replica; the replicas of a task form a group
+    capped at 1 per client (no client holds a task twice); a client holding the task as active is left
+    out; every client keeps its number of standbys of the optimized tasks. The subtopology caps of
+    balance_subtopology are not applied here (Kafka applies them per client pair, an artifact of its
+    pairwise search; without them the optimum can only be lower)."""
+    client_ids = sorted(state.clients)
+    column = {c: i for i, c in enumerate(client_ids)}
+    rows: list[TaskId] = []
+    current: list[int] = []
+    groups: list[int] = []
+    holders: dict[TaskId, set[int]] = {}
+    for process_id in client_ids:
+        for task in assignments[process_id].standby_tasks():
+            holders.setdefault(task, set()).add(column[process_id])
+    for group, task in enumerate(t for t in tasks if t in holders):
+        for index in sorted(holders[task]):
+            rows.append(task)
+            current.append(index)
+            groups.append(group)
+    if not rows:
+        return
+    current_arr = np.asarray(current, dtype=np.int64)
+    held = np.zeros((len(rows), len(client_ids)), dtype=bool)
+    allowed = np.ones_like(held)
+    for row, task in enumerate(rows):
+        held[row, sorted(holders[task])] = True
+        for process_id in client_ids:
+            if assignments[process_id].role_of(task) is ACTIVE:
+                allowed[row, column[process_id]] = False
+    remote_matrix = remote.matrix(rows, [state.clients[c].rack_id for c in client_ids])
+    cost_matrix = remote_matrix * np.int64(costs.traffic) + np.where(held, 0, np.int64(costs.non_overlap))
+    n_groups = groups[-1] + 1
+    problem = PlacementProblem(
+        cost_matrix,
+        allowed,
+        current_arr,
+        np.bincount(current_arr, minlength=len(client_ids)).astype(np.int64),
+        np.asarray(groups, dtype=np.int64),
+        np.ones((n_groups, len(client_ids)), dtype=np.int64),
+    )
+    placement = solve_placement(problem)
+    new_holders: dict[TaskId, set[int]] = {}
+    for row, task in enumerate(rows):
+        new_holders.setdefault(task, set()).add(int(placement[row]))
+    for task, before in holders.items():
+        after = new_holders.get(task, before)
+        for index in sorted(before - after):
+            assignments[client_ids[index]].remove_task(task)
+        for index in sorted(after - before):
+            assignments[client_ids[index]].assign_task(AssignedTask.standby(task))
+
+
+def _swap_standbys_pairwise(state, assignments, optimized: set[TaskId], remote: RemoteCounts, costs) -> None:
+    """Kafka's loop (rack.md §7) with the real client-tag predicate: up to 4 rounds of exact pair swaps."""
+    predicate = standby_move_predicate(state)
+    strategy = state.assignment_configs().rack_aware_assignment_strategy
+    client_ids = sorted(state.clients)
+    moved, rounds = True, 0
+    while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
+        moved, rounds = False, rounds + 1
+        for i, first in enumerate(client_ids):
+            for second in client_ids[i + 1 :]:
+                moved |= _swap_pair(
+                    state, assignments, first, second, optimized, predicate, strategy, remote, costs
+                )
 
 
 def _standby_pairs(assignments, tasks: set[TaskId]) -> set[tuple[ProcessId, TaskId]]:
