@@ -23,8 +23,12 @@ FOUR_TASKS = ["0_0", "0_1", "1_0", "1_1"]
 
 
 def _assignor(strategy: str, clients=(1, 2, 3), tasks=FOUR_TASKS, kind="stateful", **configs):
-    app = app_state([kafka_task(t, stateful=kind == "stateful") for t in tasks], [client(n) for n in clients],
-                    rack_aware_assignment_strategy=strategy, **configs)
+    app = app_state(
+        [kafka_task(t, stateful=kind == "stateful") for t in tasks],
+        [client(n) for n in clients],
+        rack_aware_assignment_strategy=strategy,
+        **configs,
+    )
     return app, RackAwareTaskAssignor(app)
 
 
@@ -123,16 +127,27 @@ def test_should_not_crash_for_empty_standby(strategy):
 # Actives A, standbys S (rack.md §10): P1 A{0_0} S{0_1,1_1}; P2 A{0_1} S{0_0,1_0}; P3 A{1_0} S{0_0,0_2};
 # P4 A{1_1} S{0_1,1_2}; P6 A{0_2} S{1_0,1_2}; P7 A{1_2} S{0_2,1_1}.
 STANDBY_LAYOUT_ACTIVE = {1: ["0_0"], 2: ["0_1"], 3: ["1_0"], 4: ["1_1"], 6: ["0_2"], 7: ["1_2"]}
-STANDBY_LAYOUT_STANDBY = {1: ["0_1", "1_1"], 2: ["0_0", "1_0"], 3: ["0_0", "0_2"], 4: ["0_1", "1_2"],
-                          6: ["1_0", "1_2"], 7: ["0_2", "1_1"]}
+STANDBY_LAYOUT_STANDBY = {
+    1: ["0_1", "1_1"],
+    2: ["0_0", "1_0"],
+    3: ["0_0", "0_2"],
+    4: ["0_1", "1_2"],
+    6: ["1_0", "1_2"],
+    7: ["0_2", "1_1"],
+}
 SIX_TASKS = ["0_0", "0_1", "0_2", "1_0", "1_1", "1_2"]
 
 
 def _standby_fixture(strategy, tags=False):
     clients = [client(n, tags={"rack": client(n).rack_id} if tags else None) for n in (1, 2, 3, 4, 6, 7)]
     configs = {"rack_aware_assignment_tags": ("rack",)} if tags else {}
-    app = app_state([kafka_task(t) for t in SIX_TASKS], clients, rack_aware_assignment_strategy=strategy,
-                    num_standby_replicas=2, **configs)
+    app = app_state(
+        [kafka_task(t) for t in SIX_TASKS],
+        clients,
+        rack_aware_assignment_strategy=strategy,
+        num_standby_replicas=2,
+        **configs,
+    )
     return app, RackAwareTaskAssignor(app), client_states(app, STANDBY_LAYOUT_ACTIVE, STANDBY_LAYOUT_STANDBY)
 
 
@@ -151,7 +166,8 @@ def _check_standby_invariants(states):
     for state in states.values():
         assert not (state.active_set() & state.standby_set())
     assert sorted(t for s in states.values() for t in map(str, s.standby_tasks)) == sorted(
-        t for ts in STANDBY_LAYOUT_STANDBY.values() for t in ts)
+        t for ts in STANDBY_LAYOUT_STANDBY.values() for t in ts
+    )
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -173,3 +189,18 @@ def test_should_optimize_standby_tasks_with_moving_constraint(strategy):
     for task in SIX_TASKS:  # the replicas of every task stay on distinct racks
         holders = [s.rack_id for s in states.values() if s.has_assigned_task(tid(task))]
         assert len(holders) == len(set(holders))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_policy_fix_legacy_active_never_moves_onto_its_own_standby(strategy):
+    """0_1 reads r1/r2 and sits on P1 (r0); 1_0 reads r0/r2 and sits on P2 (r1): swapping them removes all
+    traffic, but P2 holds 0_1's standby, so Kafka's swap would stack active and standby of 0_1 on P2.
+    Ours leaves that edge out; without the standby the swap happens."""
+    app, rack = _assignor(strategy, clients=(1, 2), tasks=["0_1", "1_0"], num_standby_replicas=1)
+    states = client_states(app, {1: ["0_1"], 2: ["1_0"]}, {2: ["0_1"]})
+    rack.optimize_active_tasks([tid("0_1"), tid("1_0")], states, 10, 1)
+    assert actives(states) == {1: {"0_1"}, 2: {"1_0"}}
+    assert standbys(states) == {1: set(), 2: {"0_1"}}
+    free = client_states(app, {1: ["0_1"], 2: ["1_0"]})
+    rack.optimize_active_tasks([tid("0_1"), tid("1_0")], free, 10, 1)
+    assert actives(free) == {1: {"1_0"}, 2: {"0_1"}}

@@ -68,9 +68,13 @@ class RackAwareTaskAssignor:
         client_ids = sorted(clients)
         states = [clients[c] for c in client_ids]
         current = current_holders(task_ids, client_ids, [s.active_set() for s in states])
-        allowed = np.array([[not s.has_standby(t) for s in states] for t in task_ids], dtype=bool).reshape(
-            len(task_ids), len(states)
-        )
+        # POLICY.md §4: no edge onto a client holding the task's standby.
+        row_of = {t: i for i, t in enumerate(task_ids)}
+        allowed = np.ones((len(task_ids), len(states)), dtype=bool)
+        for column, state in enumerate(states):
+            for task in state.standby_set():
+                if task in row_of:
+                    allowed[row_of[task], column] = False
         strategy = self._state.assignment_configs().rack_aware_assignment_strategy
         outcome = optimize_placement(
             strategy,
