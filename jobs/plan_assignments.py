@@ -1,0 +1,306 @@
+"""The fleet planning job: six Delta input tables in, one grouped-map call per application, Delta tables out.
+
+    fleet-assignor plan --input-path DIR --output-path DIR [--run-id ID] [--assignor NAME]
+                        [--conf FILE] [--as-of-version N|TABLE=N] [--planned-at INSTANT]
+    python -m jobs.plan_assignments ...   (the same)
+
+Stages: read and check the inputs (nothing is written when a schema drifts), shape one compact row per
+application in Spark, plan every application in a grouped map, then write `assignment_results`,
+`assignments`, `client_assignments`, `task_transitions` (one Delta transaction each, replacing this run's
+rows) and `runs` last, which marks the run complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs.config import (
+    ConfigError,
+    JobConfig,
+    check_run_id,
+    load_conf_file,
+    parse_instant_ms,
+    parse_versions,
+    run_id_for,
+)
+from jobs.grouped import GroupedMapKind, PlanSettings, plan_fleet
+from jobs.plan_rows import INVALID_INPUT
+from jobs.prepare import prepare_fleet
+from jobs.spark import get_or_create_session
+from jobs.tables_io import (
+    InputTableError,
+    SchemaDriftError,
+    conform,
+    delete_run_rows,
+    read_existing,
+    read_inputs,
+    run_filter,
+    write_run_rows,
+)
+from schemas.tables import (
+    ASSIGNMENT_RESULTS,
+    ASSIGNMENTS,
+    CLIENT_ASSIGNMENTS,
+    INPUT_TABLES,
+    ROW_ASSIGNMENT,
+    ROW_CLIENT,
+    ROW_RESULT,
+    ROW_TRANSITION,
+    RUNS,
+    TASK_TRANSITIONS,
+)
+
+log = logging.getLogger("fleet_assignor.job")
+COMPLETE = "COMPLETE"
+STATUSES = ("OK", INVALID_INPUT, "INVALID_ASSIGNMENT", "ASSIGNOR_FAILED")
+
+# The order of the output writes: results first (a failed attempt leaves its planning instant there),
+# `runs` last.
+RUN_TABLES = ("assignment_results", "assignments", "client_assignments", "task_transitions")
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    planned_at_ms: int
+    statuses: dict[str, int]
+    num_tasks: int
+    active_moves: int
+    standby_moves: int
+    input_versions: dict[str, int]
+    ignored_rows: dict[str, int]
+    output: str
+    seconds: float
+
+    @property
+    def num_applications(self) -> int:
+        return sum(self.statuses.values())
+
+    def text(self) -> str:
+        s = self.statuses
+        lines = [
+            f"run {self.run_id} COMPLETE in {self.seconds:.1f} s (planned at {self.planned_at_ms} ms)",
+            f"  applications: {self.num_applications} planned, {s.get('OK', 0)} OK, "
+            f"{s.get(INVALID_INPUT, 0)} invalid input, {s.get('INVALID_ASSIGNMENT', 0)} invalid assignment, "
+            f"{s.get('ASSIGNOR_FAILED', 0)} assignor failed",
+            f"  tasks: {self.num_tasks}; moves: {self.active_moves} active, {self.standby_moves} standby",
+            "  inputs read at versions: " + ", ".join(f"{t}={v}" for t, v in self.input_versions.items()),
+        ]
+        for key, rows in sorted(self.ignored_rows.items()):
+            lines.append(f"  ignored: {rows} rows of {key}")
+        lines.append(f"  outputs: {self.output}")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------- output frames
+
+
+def _ts(ms: Column | int) -> Column:
+    return F.timestamp_millis(ms if not isinstance(ms, int) else F.lit(ms))
+
+
+def output_frames(planned: DataFrame, run_id: str, planned_at_ms: int) -> dict[str, DataFrame]:
+    """Split the grouped map's flat rows into the four per-run output tables (contract columns)."""
+    run = F.lit(run_id).alias("run_id")
+
+    def of(kind: str) -> DataFrame:
+        return planned.where(F.col("kind") == kind).withColumn("run_id", run)
+
+    results = of(ROW_RESULT).withColumn("planned_at", _ts(planned_at_ms))
+    clients = of(ROW_CLIENT).withColumn(
+        "followup_rebalance_deadline", _ts(F.col("followup_rebalance_deadline_ms"))
+    )
+    return {
+        "assignment_results": conform(results, ASSIGNMENT_RESULTS),
+        "assignments": conform(of(ROW_ASSIGNMENT), ASSIGNMENTS),
+        "client_assignments": conform(clients, CLIENT_ASSIGNMENTS),
+        "task_transitions": conform(of(ROW_TRANSITION), TASK_TRANSITIONS),
+    }
+
+
+def runs_row(
+    spark: SparkSession,
+    run_id: str,
+    planned_at_ms: int,
+    versions: dict[str, int],
+    statuses: dict[str, int],
+) -> DataFrame:
+    counts = [statuses.get(s, 0) for s in STATUSES]
+    row = (run_id, COMPLETE, versions, sum(counts), *counts)
+    frame = spark.createDataFrame(
+        [row],
+        "run_id string, status string, input_versions map<string,bigint>, num_applications int, num_ok int, "
+        "num_invalid_input int, num_invalid_assignment int, num_assignor_failed int",
+    )
+    frame = frame.withColumn("planned_at", _ts(planned_at_ms)).withColumn(
+        "completed_at", _ts(int(time.time() * 1000))
+    )
+    return conform(frame, RUNS)
+
+
+# ------------------------------------------------------------------------------------------ the planning
+
+
+def earlier_planned_at(spark: SparkSession, config: JobConfig, run_id: str) -> int | None:
+    """The planning instant of an earlier attempt of the same run id (its runs row, else its results)."""
+    for table in ("runs", "assignment_results"):
+        existing = read_existing(spark, config.output_location(table))
+        if existing is None:
+            continue
+        found = existing.where(run_filter(run_id)).agg(F.min(F.unix_millis("planned_at"))).first()[0]
+        if found is not None:
+            return int(found)
+    return None
+
+
+def resolve_run(spark: SparkSession, config: JobConfig) -> tuple[str, int]:
+    """(run_id, planned_at ms): --planned-at, else an earlier attempt's, else now (POLICY.md §7)."""
+    now_ms = int(time.time() * 1000)
+    if config.run_id is None:
+        planned_at = config.planned_at_ms if config.planned_at_ms is not None else now_ms
+        return run_id_for(planned_at), planned_at
+    run_id = check_run_id(config.run_id)
+    if config.planned_at_ms is not None:
+        return run_id, config.planned_at_ms
+    earlier = earlier_planned_at(spark, config, run_id)
+    return run_id, earlier if earlier is not None else now_ms
+
+
+def run_job(
+    spark: SparkSession,
+    config: JobConfig,
+    *,
+    after_write: Callable[[str], None] | None = None,
+) -> RunSummary:
+    """Plan the fleet once. `after_write(table)` is called after each output write (tests inject failures
+    there)."""
+    started = time.perf_counter()
+    if config.shuffle_partitions > 0:
+        spark.conf.set("spark.sql.shuffle.partitions", str(config.shuffle_partitions))
+    locations = {name: config.input_location(name) for name in INPUT_TABLES}
+    snapshot = read_inputs(spark, locations, config.as_of_versions)
+    run_id, planned_at_ms = resolve_run(spark, config)
+    log.info(
+        "run %s: planning instant %d ms, grouped map %s", run_id, planned_at_ms, config.grouped_map.value
+    )
+
+    prepared = prepare_fleet(snapshot.frames)
+    settings = PlanSettings(now_ms=planned_at_ms, assignor=config.assignor)
+    planned = plan_fleet(prepared.apps, settings, config.grouped_map).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        frames = output_frames(planned, run_id, planned_at_ms)
+        # A rerun first withdraws its completion mark, so readers never see a half-replaced run.
+        delete_run_rows(spark, config.output_location("runs"), run_id)
+        for table in RUN_TABLES:
+            stage = time.perf_counter()
+            write_run_rows(frames[table], config.output_location(table), run_id)
+            log.info("wrote %s in %.1f s", table, time.perf_counter() - stage)
+            if after_write is not None:
+                after_write(table)
+        totals = _totals(frames["assignment_results"])
+        ignored = {
+            f"{r['table']} ({r['reason']})": int(r["rows"])
+            for r in prepared.ignored_rows.collect()
+            if r["rows"]
+        }
+        statuses = totals.pop("statuses")
+        write_run_rows(
+            runs_row(spark, run_id, planned_at_ms, snapshot.versions, statuses),
+            config.output_location("runs"),
+            run_id,
+        )
+        log.info("wrote runs: run %s complete", run_id)
+    finally:
+        planned.unpersist()
+    return RunSummary(
+        run_id=run_id,
+        planned_at_ms=planned_at_ms,
+        statuses=statuses,
+        input_versions=dict(snapshot.versions),
+        ignored_rows=ignored,
+        output=config.output_path or ", ".join(str(config.output_location(t)) for t in (*RUN_TABLES, "runs")),
+        seconds=time.perf_counter() - started,
+        **totals,
+    )
+
+
+def _totals(results: DataFrame) -> dict:
+    rows = (
+        results.groupBy("status")
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.sum("num_tasks").alias("tasks"),
+            F.sum("active_moves").alias("active"),
+            F.sum("standby_moves").alias("standby"),
+        )
+        .collect()
+    )
+    return {
+        "statuses": {r["status"]: int(r["n"]) for r in rows},
+        "num_tasks": sum(int(r["tasks"] or 0) for r in rows),
+        "active_moves": sum(int(r["active"] or 0) for r in rows),
+        "standby_moves": sum(int(r["standby"] or 0) for r in rows),
+    }
+
+
+# ------------------------------------------------------------------------------------------ command line
+
+
+def parse_args(argv: Sequence[str]) -> tuple[JobConfig, argparse.Namespace]:
+    parser = argparse.ArgumentParser(prog="fleet-assignor plan", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--input-path", help="directory holding the input Delta tables DIR/<table>")
+    parser.add_argument("--output-path", help="directory for the output Delta tables DIR/<table>")
+    parser.add_argument("--run-id", help="run id (default: derived from the planning instant)")
+    parser.add_argument("--assignor", help="assignor for every application (overrides the per-app choice)")
+    parser.add_argument("--conf", help="TOML settings file (default: conf/defaults.toml)")
+    parser.add_argument(
+        "--as-of-version", action="append", default=[], metavar="N|TABLE=N",
+        help="read the inputs (or one table) at a Delta version; repeatable",
+    )  # fmt: skip
+    parser.add_argument("--planned-at", help="planning instant: epoch ms or ISO-8601 (default: now)")
+    parser.add_argument("--grouped-map", choices=[k.value for k in GroupedMapKind], help="override the conf")
+    parser.add_argument("--shuffle-partitions", type=int, help="spark.sql.shuffle.partitions for the run")
+    parser.add_argument("--master", help="Spark master for a local session (default local[*])")
+    args = parser.parse_args(list(argv))
+    config = load_conf_file(args.conf)
+    config = replace(
+        config,
+        input_path=args.input_path,
+        output_path=args.output_path,
+        run_id=args.run_id,
+        assignor=args.assignor,
+        as_of_versions=parse_versions(args.as_of_version),
+        planned_at_ms=parse_instant_ms(args.planned_at) if args.planned_at else None,
+        grouped_map=GroupedMapKind.parse(args.grouped_map) if args.grouped_map else config.grouped_map,
+        shuffle_partitions=(
+            args.shuffle_partitions if args.shuffle_partitions is not None else config.shuffle_partitions
+        ),
+        master=args.master,
+    )
+    return config, args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        config, _ = parse_args(sys.argv[1:] if argv is None else argv)
+        spark = get_or_create_session("fleet-assignor-plan", master=config.master)
+        summary = run_job(spark, config)
+    except (ConfigError, SchemaDriftError, InputTableError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(summary.text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,602 @@
+"""Spark side of the fleet job: from the six input tables to one compact row per application.
+
+Everything row-shaped happens here, in Spark: which applications are planned, row-level INVALID_INPUT
+problems (each naming table, row key and problem), lags (saturating end-offset sums, sentinels kept),
+null-safe rack joins. The result has one row per application: `app_id` and `scenario`, a JSON object that
+`jobs.scenario_shape` turns into the scenario dict of scenario.md inside the grouped map.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+MAX_LONG = 2**63 - 1
+LATEST_OFFSET = -2  # running active: caught up by definition
+UNKNOWN_OFFSET = -3
+
+APP = "app_id"
+PID = "process_id"
+CID = "consumer_client_id"
+TID = "task_id"
+
+
+@dataclass(frozen=True)
+class PreparedFleet:
+    """The per-application frame and what the summary reports about rows that were not used."""
+
+    apps: DataFrame  # app_id, scenario (JSON string)
+    ignored_rows: DataFrame  # table, reason, rows
+
+
+# ------------------------------------------------------------------------------------------ small helpers
+
+
+def _text(column: Column) -> Column:
+    """A value for an error message: the value, or `null`."""
+    return F.coalesce(column.cast("string"), F.lit("null"))
+
+
+def _key(*pairs: tuple[str, Column]) -> Column:
+    """`(k1=v1, k2=v2)` for the row key in error messages."""
+    parts: list[Column] = [F.lit("(")]
+    for i, (name, column) in enumerate(pairs):
+        parts.append(F.lit(("" if i == 0 else ", ") + f"{name}="))
+        parts.append(_text(column))
+    parts.append(F.lit(")"))
+    return F.concat(*parts)
+
+
+def _problem(frame: DataFrame, message: Column) -> DataFrame:
+    return frame.select(F.col(APP), message.alias("problem"))
+
+
+def _problems(frame: DataFrame, checks: list[tuple[Column, Column]]) -> DataFrame:
+    """Every (condition, message) check in one pass over the frame: (app_id, problem) per failed check."""
+    messages = F.array(*[F.when(condition, message) for condition, message in checks])
+    return frame.select(F.col(APP), F.explode(F.filter(messages, lambda m: m.isNotNull())).alias("problem"))
+
+
+def _clean_strings(column: Column) -> Column:
+    """Sorted distinct non-null elements; a null array is empty."""
+    return F.array_sort(F.array_distinct(F.filter(F.coalesce(column, F.array()), lambda x: x.isNotNull())))
+
+
+def _has_null_element(column: Column) -> Column:
+    return F.coalesce(F.exists(column, lambda x: x.isNull()), F.lit(False))
+
+
+def _saturating_sum(column: Column) -> Column:
+    """Sum of longs that saturates at 2^63-1 instead of overflowing (ANSI mode would raise)."""
+    total = F.sum(column.cast("decimal(38,0)"))
+    return F.least(total, F.lit(MAX_LONG).cast("decimal(38,0)")).cast("long")
+
+
+def _sort_by(column: Column, key: str) -> Column:
+    """Sort an array of structs by one field (structs holding maps are not orderable as a whole)."""
+
+    def compare(left: Column, right: Column) -> Column:
+        return F.when(left[key] < right[key], F.lit(-1)).when(left[key] > right[key], F.lit(1)).otherwise(0)
+
+    return F.array_sort(column, compare)
+
+
+def _sorted_map_json(column: Column) -> Column:
+    """A map's content as text independent of its entry order (to compare maps)."""
+    return F.to_json(F.array_sort(F.map_entries(F.coalesce(column, F.create_map()))))
+
+
+# ------------------------------------------------------------------------------------------ applications
+
+
+def planned_app_ids(applications: DataFrame, subscriptions: DataFrame) -> DataFrame:
+    """Every app_id found in `applications` or `client_subscriptions` is planned."""
+    ids = applications.select(APP).union(subscriptions.select(APP))
+    return ids.where(F.col(APP).isNotNull()).distinct()
+
+
+CONFIG_COLUMNS = (
+    "assignor",
+    "acceptable_recovery_lag",
+    "max_warmup_replicas",
+    "num_standby_replicas",
+    "probing_rebalance_interval_ms",
+    "rack_aware_assignment_strategy",
+    "rack_aware_traffic_cost",
+    "rack_aware_non_overlap_cost",
+    "rack_aware_assignment_tags",
+    "assignor_configs",
+)
+
+
+def application_configs(applications: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(app_id, cluster_id, configs struct) per application, and problems for conflicting duplicate rows."""
+    rows = applications.where(F.col(APP).isNotNull())
+    fingerprint = F.to_json(
+        F.struct(
+            *[F.col(c) for c in ("cluster_id", *CONFIG_COLUMNS) if c != "assignor_configs"],
+            _sorted_map_json(F.col("assignor_configs")).alias("assignor_configs"),
+        )
+    )
+    grouped = rows.withColumn("_fingerprint", fingerprint).groupBy(APP)
+    conflicts = grouped.agg(F.countDistinct("_fingerprint").alias("n")).where(F.col("n") > 1)
+    problems = _problem(
+        conflicts,
+        F.concat(
+            F.lit("applications row "),
+            _key((APP, F.col(APP))),
+            F.lit(": "),
+            F.col("n").cast("string"),
+            F.lit(" conflicting rows for one application"),
+        ),
+    )
+    configs = rows.dropDuplicates([APP]).select(
+        APP,
+        "cluster_id",
+        F.struct(*[F.col(c) for c in CONFIG_COLUMNS]).alias("configs"),
+    )
+    return configs, problems
+
+
+# ----------------------------------------------------------------------------------------------- clients
+
+
+def client_rows(subscriptions: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """Usable `client_subscriptions` rows (normalized) and the problems of the unusable ones."""
+    subs = subscriptions.where(F.col(APP).isNotNull())
+    row_key = _key((PID, F.col(PID)), (CID, F.col(CID)))
+    prefix = F.concat(F.lit("client_subscriptions row "), row_key, F.lit(": "))
+    checks = [
+        (F.col(PID).isNull(), F.concat(prefix, F.lit("process_id is null"))),
+        (F.col(CID).isNull(), F.concat(prefix, F.lit("consumer_client_id is null"))),
+    ]
+    for column in ("prev_active_tasks", "prev_standby_tasks"):
+        checks.append(
+            (_has_null_element(F.col(column)), F.concat(prefix, F.lit(f"null task id in {column}")))
+        )
+    problems = [_problems(subs, checks)]
+    usable = subs.where(F.col(PID).isNotNull() & F.col(CID).isNotNull()).select(
+        APP,
+        PID,
+        CID,
+        F.when(F.col("rack_id") != "", F.col("rack_id")).alias("rack"),
+        F.col("client_tags").alias("tags"),
+        _sorted_map_json(F.col("client_tags")).alias("tags_key"),
+        F.col("host_info"),
+        _clean_strings(F.col("prev_active_tasks")).alias("prev_active"),
+        _clean_strings(F.col("prev_standby_tasks")).alias("prev_standby"),
+    )
+    duplicates = usable.groupBy(APP, CID).agg(
+        F.count(F.lit(1)).alias("n"), F.array_sort(F.collect_set(PID)).alias("pids")
+    )
+    problems.append(
+        _problem(
+            duplicates.where(F.col("n") > 1),
+            F.concat(
+                F.lit("client_subscriptions row "),
+                _key((CID, F.col(CID))),
+                F.lit(": consumer_client_id in "),
+                F.col("n").cast("string"),
+                F.lit(" rows (process_ids "),
+                F.array_join(F.col("pids"), ", "),
+                F.lit(")"),
+            ),
+        )
+    )
+    return usable, _union(problems)
+
+
+def clients(usable: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """One row per (app_id, process_id): consumers with their history, rack, tags, host; and the problems
+    of clients whose rows disagree."""
+    null_marker = F.lit("\u0000")
+    grouped = usable.groupBy(APP, PID).agg(
+        F.size(F.collect_set(F.coalesce(F.col("rack"), null_marker))).alias("n_rack"),
+        F.size(F.collect_set("tags_key")).alias("n_tags"),
+        F.size(F.collect_set(F.coalesce(F.col("host_info"), null_marker))).alias("n_host"),
+        F.max("rack").alias("rack"),
+        F.max("host_info").alias("host_info"),
+        F.first("tags").alias("tags"),
+        F.array_sort(
+            F.collect_list(
+                F.struct(
+                    F.col(CID).alias("id"),
+                    F.col("prev_active").alias("prev_active"),
+                    F.col("prev_standby").alias("prev_standby"),
+                )
+            )
+        ).alias("consumers"),
+    )
+    checks = [
+        (
+            F.col(count) > 1,
+            F.concat(
+                F.lit("client_subscriptions rows of "),
+                _key((PID, F.col(PID))),
+                F.lit(f": the client's rows disagree on {column}"),
+            ),
+        )
+        for count, column in (("n_rack", "rack_id"), ("n_tags", "client_tags"), ("n_host", "host_info"))
+    ]
+    problems = [_problems(grouped, checks)]
+    return grouped.drop("n_rack", "n_tags", "n_host"), _union(problems)
+
+
+# ------------------------------------------------------------------------------------------------- tasks
+
+
+def task_rows(tasks: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """Usable `tasks` rows and problems (null task ids, duplicate task ids, partitions with nulls)."""
+    rows = tasks.where(F.col(APP).isNotNull())
+    prefix = F.concat(F.lit("tasks row "), _key((TID, F.col(TID))), F.lit(": "))
+    checks = [
+        (
+            F.col(TID).isNull(),
+            F.concat(
+                prefix, F.lit("task_id is null (state_stores="), _text(F.to_json("state_stores")), F.lit(")")
+            ),
+        )
+    ]
+    for column in ("source_partitions", "changelog_partitions"):
+        bad = F.coalesce(
+            F.exists(F.col(column), lambda p: p.isNull() | p["topic"].isNull() | p["partition"].isNull()),
+            F.lit(False),
+        )
+        checks.append((bad, F.concat(prefix, F.lit(f"{column} has an entry with a null topic or partition"))))
+    usable = rows.where(F.col(TID).isNotNull())
+    duplicates = usable.groupBy(APP, TID).count().where(F.col("count") > 1)
+    duplicate_problems = _problem(
+        duplicates,
+        F.concat(prefix, F.col("count").cast("string"), F.lit(" rows for one task")),
+    )
+    return usable, _union([_problems(rows, checks), duplicate_problems])
+
+
+def task_partitions(usable_tasks: DataFrame) -> DataFrame:
+    """(app_id, task_id, topic, partition, source, changelog): one row per partition of a task; a source
+    topic used as changelog appears in both lists and becomes one partition with both flags."""
+
+    def flagged(column: str, is_source: bool) -> Column:
+        return F.transform(
+            F.coalesce(F.col(column), F.array()),
+            lambda p: F.struct(
+                p["topic"].alias("topic"),
+                p["partition"].alias("partition"),
+                F.lit(is_source).alias("source"),
+                F.lit(not is_source).alias("changelog"),
+            ),
+        )
+
+    both = F.concat(flagged("source_partitions", True), flagged("changelog_partitions", False))
+    exploded = (
+        usable_tasks.select(APP, TID, F.explode(both).alias("p"))
+        .where(F.col("p.topic").isNotNull() & F.col("p.partition").isNotNull())
+        .select(APP, TID, "p.topic", "p.partition", "p.source", "p.changelog")
+    )
+    return exploded.groupBy(APP, TID, "topic", "partition").agg(
+        F.max("source").alias("source"), F.max("changelog").alias("changelog")
+    )
+
+
+# ------------------------------------------------------------------------------------------------- racks
+
+
+def rack_metadata(partition_racks: DataFrame) -> DataFrame:
+    """(cluster_id, topic, partition, racks, n_values): identical duplicates merged, conflicts counted."""
+    racks = _clean_strings(F.col("replica_racks"))
+    rows = partition_racks.where(F.col("topic").isNotNull() & F.col("partition").isNotNull()).select(
+        "cluster_id", "topic", "partition", F.filter(racks, lambda r: r != "").alias("racks")
+    )
+    return rows.groupBy("cluster_id", "topic", "partition").agg(
+        F.size(F.collect_set(F.to_json(F.col("racks")))).alias("n_values"),
+        F.first("racks").alias("racks"),
+    )
+
+
+def partitions_with_racks(
+    partitions: DataFrame, app_clusters: DataFrame, racks: DataFrame
+) -> tuple[DataFrame, DataFrame]:
+    """Partitions with their racks, joined null-safely on (cluster_id, topic, partition) (a null cluster_id
+    matches only null); problems for partitions whose rack rows conflict."""
+    with_cluster = partitions.join(app_clusters, APP, "left")
+    joined = with_cluster.alias("p").join(
+        racks.alias("r"),
+        F.col("p.cluster_id").eqNullSafe(F.col("r.cluster_id"))
+        & (F.col("p.topic") == F.col("r.topic"))
+        & (F.col("p.partition") == F.col("r.partition")),
+        "left",
+    )
+    conflicting = F.coalesce(F.col("r.n_values"), F.lit(0)) > 1
+    result = joined.select(
+        F.col(f"p.{APP}").alias(APP),
+        F.col(f"p.{TID}").alias(TID),
+        F.col("p.topic").alias("topic"),
+        F.col("p.partition").alias("partition"),
+        F.col("p.source").alias("source"),
+        F.col("p.changelog").alias("changelog"),
+        F.when(conflicting, F.array()).otherwise(F.coalesce(F.col("r.racks"), F.array())).alias("racks"),
+        conflicting.alias("conflicting"),
+        F.col("p.cluster_id").alias("cluster_id"),
+        F.col("r.n_values").alias("n_values"),
+    )
+    problems = _problem(
+        result.where(F.col("conflicting")).dropDuplicates([APP, "topic", "partition"]),
+        F.concat(
+            F.lit("partition_racks row "),
+            _key(
+                ("cluster_id", F.col("cluster_id")),
+                ("topic", F.col("topic")),
+                ("partition", F.col("partition")),
+            ),
+            F.lit(": "),
+            F.col("n_values").cast("string"),
+            F.lit(" conflicting replica_racks values"),
+        ),
+    )
+    return result.drop("conflicting", "cluster_id", "n_values"), problems
+
+
+# ---------------------------------------------------------------------------------------- end offsets
+
+
+def end_offsets(changelog_end_offsets: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(app_id, topic, partition, end_offset) with identical duplicates merged, and conflict problems.
+
+    A null end_offset says no more than a missing row: the end offset could not be fetched."""
+    rows = changelog_end_offsets.where(
+        F.col(APP).isNotNull()
+        & F.col("topic").isNotNull()
+        & F.col("partition").isNotNull()
+        & F.col("end_offset").isNotNull()
+    )
+    grouped = rows.groupBy(APP, "topic", "partition").agg(
+        F.array_sort(F.collect_set("end_offset")).alias("values"), F.max("end_offset").alias("end_offset")
+    )
+    conflicts = grouped.where(F.size("values") > 1)
+    problems = _problem(
+        conflicts,
+        F.concat(
+            F.lit("changelog_end_offsets row "),
+            _key(("topic", F.col("topic")), ("partition", F.col("partition"))),
+            F.lit(": conflicting end_offset values "),
+            F.array_join(F.col("values").cast("array<string>"), ", "),
+        ),
+    )
+    return grouped.where(F.size("values") == 1).select(APP, "topic", "partition", "end_offset"), problems
+
+
+def task_end_sums(partitions: DataFrame, ends: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(app_id, task_id, end_sum) for every task with a changelog, and (app_id, lags_computed).
+
+    end_sum saturates at 2^63-1; a changelog partition with no end offset makes the whole application's
+    lags uncomputable (tables.md)."""
+    changelogs = partitions.where(F.col("changelog")).select(APP, TID, "topic", "partition")
+    joined = changelogs.join(ends, [APP, "topic", "partition"], "left")
+    sums = joined.groupBy(APP, TID).agg(
+        _saturating_sum(F.col("end_offset")).alias("end_sum"),
+        F.max(F.col("end_offset").isNull().cast("int")).alias("missing"),
+    )
+    computed = sums.groupBy(APP).agg((F.max("missing") == 0).alias("lags_computed"))
+    return sums.select(APP, TID, "end_sum"), computed
+
+
+# --------------------------------------------------------------------------------------------- offsets
+
+
+def offset_rows(task_offsets: DataFrame, usable_clients: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """Usable `task_offsets` rows and problems (null keys, bad sentinels, no matching consumer)."""
+    rows = task_offsets.where(F.col(APP).isNotNull())
+    row_key = _key((PID, F.col(PID)), (CID, F.col(CID)), (TID, F.col(TID)))
+    prefix = F.concat(F.lit("task_offsets row "), row_key, F.lit(": "))
+    keyed_condition = F.col(PID).isNotNull() & F.col(CID).isNotNull() & F.col(TID).isNotNull()
+    bad_value = (F.col("offset_sum") < UNKNOWN_OFFSET) | (F.col("offset_sum") == -1)
+    checks = [(F.col(c).isNull(), F.concat(prefix, F.lit(f"{c} is null"))) for c in (PID, CID, TID)]
+    checks.append(
+        (
+            keyed_condition & bad_value,
+            F.concat(
+                prefix,
+                F.lit("offset_sum "),
+                F.col("offset_sum").cast("string"),
+                F.lit(" is not a sentinel (-2 running active, -3 unknown) nor an offset sum >= 0"),
+            ),
+        )
+    )
+    problems = [_problems(rows, checks)]
+    keyed = rows.where(keyed_condition)
+    consumers = usable_clients.select(APP, PID, CID).distinct()
+    orphans = keyed.join(consumers, [APP, PID, CID], "left_anti")
+    problems.append(
+        _problem(
+            orphans,
+            F.concat(prefix, F.lit("no client_subscriptions row for this (process_id, consumer_client_id)")),
+        )
+    )
+    # A null offset_sum reports nothing: the row is not used.
+    usable = keyed.where(F.col("offset_sum").isNotNull() & ~bad_value)
+    return usable, _union(problems)
+
+
+def client_lags(
+    offsets: DataFrame,
+    usable_clients: DataFrame,
+    tasks: DataFrame,
+    end_sums: DataFrame,
+    lags_computed: DataFrame,
+) -> DataFrame:
+    """(app_id, process_id, lags map<task_id, lag>) with tables.md's rules.
+
+    Per (client, task with a changelog): -2 if any of the client's rows says -2, else from the largest
+    offset_sum: -3 stays -3, above the end sum counts as the end sum (corrupted state), else end sum minus
+    it; no row but a previous active: -2; lags not computable: -3 except -2. Offsets for tasks without a
+    changelog are ignored; offsets for task ids unknown to the topology are passed on as -3 so the planner
+    drops them with a warning (tables.md: tolerated). Clients without state for a task get no entry (the
+    scenario then gives them the end sum, see jobs.scenario_shape)."""
+    reported = offsets.groupBy(APP, PID, TID).agg(
+        F.max((F.col("offset_sum") == LATEST_OFFSET).cast("int")).alias("running"),
+        F.max("offset_sum").alias("offset_sum"),
+    )
+    prev_active = usable_clients.select(APP, PID, F.explode("prev_active").alias(TID)).distinct()
+    known = tasks.select(APP, TID).distinct().withColumn("known", F.lit(True))
+    with_changelog = end_sums.withColumn("has_changelog", F.lit(True))
+    entries = (
+        reported.join(prev_active, [APP, PID, TID], "full_outer")
+        .join(known, [APP, TID], "left")
+        .join(with_changelog, [APP, TID], "left")
+        .join(lags_computed, APP, "left")
+    )
+    unknown_reported = F.col("known").isNull() & F.col("running").isNotNull()
+    entries = entries.where(F.col("has_changelog").isNotNull() | unknown_reported)
+    computed = F.coalesce(F.col("lags_computed"), F.lit(True))
+    lag = (
+        F.when(F.col("known").isNull(), F.lit(UNKNOWN_OFFSET))
+        .when(F.col("running") == 1, F.lit(LATEST_OFFSET))
+        .when(F.col("running").isNull(), F.lit(LATEST_OFFSET))  # a previous active without an offset row
+        .when(~computed, F.lit(UNKNOWN_OFFSET))
+        .when(F.col("offset_sum") == UNKNOWN_OFFSET, F.lit(UNKNOWN_OFFSET))
+        .when(F.col("offset_sum") > F.col("end_sum"), F.col("end_sum"))  # corrupted state
+        .otherwise(F.col("end_sum") - F.col("offset_sum"))
+    )
+    return entries.select(APP, PID, TID, lag.cast("long").alias("lag"))
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionByName(frame)
+    return result
+
+
+# -------------------------------------------------------------------------------------------- assembly
+
+
+def prepare_fleet(
+    inputs: dict[str, DataFrame], materialize: Callable[[DataFrame], DataFrame] | None = None
+) -> PreparedFleet:
+    """The six input tables (contract columns) -> one row per planned application: app_id, scenario JSON.
+
+    `materialize` is applied to the intermediate frames that later steps use more than once (the job
+    checkpoints them): one plan over all six tables with every rule above takes Spark's optimizer far
+    longer than running it."""
+    keep = materialize or (lambda frame: frame)
+    applications = inputs["applications"]
+    subscriptions = inputs["client_subscriptions"]
+    planned = planned_app_ids(applications, subscriptions)
+
+    configs, app_problems = application_configs(applications)
+    configs = keep(configs)
+    usable_subs, sub_problems = client_rows(subscriptions)
+    usable_subs = keep(usable_subs)
+    client_frame, client_problems = clients(usable_subs)
+    client_frame = keep(client_frame)
+    usable_tasks, task_problems = task_rows(inputs["tasks"])
+    usable_tasks = keep(usable_tasks)
+    partitions = keep(task_partitions(usable_tasks))
+    racked, rack_problems = partitions_with_racks(
+        partitions, configs.select(APP, "cluster_id"), rack_metadata(inputs["partition_racks"])
+    )
+    racked = keep(racked)
+    ends, end_problems = end_offsets(inputs["changelog_end_offsets"])
+    end_sums, lags_computed = task_end_sums(partitions, ends)
+    end_sums = keep(end_sums)
+    lags_computed = keep(lags_computed)
+    usable_offsets, offset_problems = offset_rows(inputs["task_offsets"], usable_subs)
+    lags = keep(client_lags(usable_offsets, usable_subs, usable_tasks, end_sums, lags_computed))
+
+    problems = _union(
+        [
+            app_problems,
+            sub_problems,
+            client_problems,
+            task_problems,
+            rack_problems,
+            end_problems,
+            offset_problems,
+        ]
+    )
+    problems_per_app = keep(
+        problems.groupBy(APP).agg(F.array_sort(F.collect_set("problem")).alias("problems"))
+    )
+
+    partitions_per_task = racked.groupBy(APP, TID).agg(
+        F.array_sort(F.collect_list(F.struct("topic", "partition", "source", "changelog", "racks"))).alias(
+            "partitions"
+        )
+    )
+    tasks_per_app = (
+        usable_tasks.select(APP, TID, _clean_strings(F.col("state_stores")).alias("stores"))
+        .join(partitions_per_task, [APP, TID], "left")
+        .join(end_sums, [APP, TID], "left")
+        .groupBy(APP)
+        .agg(
+            F.array_sort(
+                F.collect_list(
+                    F.struct(
+                        F.col(TID).alias("id"),
+                        F.col("stores"),
+                        F.coalesce(F.col("partitions"), F.array()).alias("partitions"),
+                        F.col("end_sum"),
+                    )
+                )
+            ).alias("tasks")
+        )
+    )
+    lags_per_client = lags.groupBy(APP, PID).agg(
+        F.map_from_entries(F.array_sort(F.collect_list(F.struct(TID, "lag")))).alias("lags")
+    )
+    clients_per_app = (
+        client_frame.join(lags_per_client, [APP, PID], "left")
+        .groupBy(APP)
+        .agg(
+            _sort_by(
+                F.collect_list(
+                    F.struct(
+                        F.col(PID).alias("process_id"),
+                        "consumers",
+                        "rack",
+                        "tags",
+                        "host_info",
+                        F.coalesce(F.col("lags"), F.create_map().cast("map<string,bigint>")).alias("lags"),
+                    )
+                ),
+                "process_id",
+            ).alias("clients")
+        )
+    )
+    per_app = (
+        planned.join(configs, APP, "left")
+        .join(tasks_per_app, APP, "left")
+        .join(clients_per_app, APP, "left")
+        .join(lags_computed, APP, "left")
+        .join(problems_per_app, APP, "left")
+    )
+    scenario = F.to_json(
+        F.struct(
+            F.col(APP).alias("app_id"),
+            F.col("configs"),
+            F.col("tasks"),
+            F.col("clients"),
+            F.coalesce(F.col("lags_computed"), F.lit(True)).alias("lags_computed"),
+            F.col("problems"),
+        )
+    )
+    apps = per_app.select(APP, scenario.alias("scenario"))
+    return PreparedFleet(apps=apps, ignored_rows=ignored_rows(inputs, planned))
+
+
+def ignored_rows(inputs: dict[str, DataFrame], planned: DataFrame) -> DataFrame:
+    """(table, reason, rows): rows of apps that are not planned, and rows with a null app_id."""
+    frames = []
+    for table in ("applications", "client_subscriptions", "tasks", "task_offsets", "changelog_end_offsets"):
+        ids = inputs[table].select(APP)
+        frames.append(
+            ids.where(F.col(APP).isNull()).select(F.lit(table).alias("table"), F.lit("null app_id"))
+        )
+        if table not in ("applications", "client_subscriptions"):
+            unplanned = ids.where(F.col(APP).isNotNull()).join(planned, APP, "left_anti")
+            frames.append(unplanned.select(F.lit(table).alias("table"), F.lit("application not planned")))
+    rows = _union([f.toDF("table", "reason") for f in frames])
+    return rows.groupBy("table", "reason").agg(F.count(F.lit(1)).alias("rows"))

@@ -1,0 +1,175 @@
+"""From the compact per-application JSON built in Spark (jobs.prepare) to the scenario dict of scenario.md,
+and from a scenario JSON path back to the table row it came from. Pure Python: runs inside the grouped map.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# The scenario's config keys are the `applications` columns (tables.md); nulls are left out so that the
+# scenario loader applies the same defaults as a null column.
+CONFIG_KEYS = (
+    "assignor",
+    "acceptable_recovery_lag",
+    "max_warmup_replicas",
+    "num_standby_replicas",
+    "probing_rebalance_interval_ms",
+    "rack_aware_assignment_strategy",
+    "rack_aware_traffic_cost",
+    "rack_aware_non_overlap_cost",
+    "rack_aware_assignment_tags",
+    "assignor_configs",
+)
+MAX_PROBLEMS_SHOWN = 20
+
+
+@dataclass(frozen=True, slots=True)
+class AppInput:
+    """One application as the grouped map sees it: its scenario, or why it cannot have one."""
+
+    app_id: str
+    scenario: dict[str, Any]
+    problems: tuple[str, ...]  # INVALID_INPUT reasons found on the rows, each naming table and row key
+
+
+def shape_application(app_id: str, compact_json: str) -> AppInput:
+    """Build the scenario dict of one application from the compact JSON of jobs.prepare."""
+    compact = json.loads(compact_json)
+    problems = list(compact.get("problems") or [])
+    tasks = [_task(t) for t in compact.get("tasks") or []]
+    clients = [_client(c) for c in compact.get("clients") or []]
+    if not clients:
+        problems.append("client_subscriptions: no rows for this application (no clients)")
+    elif not tasks:
+        problems.append(
+            "tasks: no rows for this application (no topology rows; an empty plan would revoke every task)"
+        )
+    lags_computed = bool(compact.get("lags_computed", True))
+    if lags_computed:
+        _anchor_end_sums(compact.get("tasks") or [], clients)
+    scenario: dict[str, Any] = {
+        "app_id": app_id,
+        "configs": _configs(compact.get("configs") or {}),
+        "tasks": tasks,
+        "clients": clients,
+    }
+    if not lags_computed:
+        scenario["lags_computed"] = False
+    return AppInput(app_id, scenario, tuple(sorted(problems)))
+
+
+def _configs(raw: dict[str, Any]) -> dict[str, Any]:
+    configs = {key: raw[key] for key in CONFIG_KEYS if raw.get(key) is not None}
+    if "assignor_configs" in configs:
+        configs["assignor_configs"] = dict(sorted(configs["assignor_configs"].items()))
+    return configs
+
+
+def _task(raw: dict[str, Any]) -> dict[str, Any]:
+    stores = list(raw.get("stores") or [])
+    return {
+        "id": raw["id"],
+        "stateful": bool(stores),
+        "stores": stores,
+        "partitions": [
+            {
+                "topic": p["topic"],
+                "partition": p["partition"],
+                "source": bool(p.get("source")),
+                "changelog": bool(p.get("changelog")),
+                "racks": list(p.get("racks") or []),
+            }
+            for p in raw.get("partitions") or []
+        ],
+    }
+
+
+def _client(raw: dict[str, Any]) -> dict[str, Any]:
+    consumers = [
+        {
+            "id": c["id"],
+            "prev_active": list(c.get("prev_active") or []),
+            "prev_standby": list(c.get("prev_standby") or []),
+        }
+        for c in raw.get("consumers") or []
+    ]
+    client: dict[str, Any] = {
+        "process_id": raw["process_id"],
+        "threads": len(consumers),
+        "consumers": consumers,
+        "lags": dict(raw.get("lags") or {}),
+        "rack": raw.get("rack"),
+        "tags": dict(sorted((raw.get("tags") or {}).items())),
+    }
+    if raw.get("host_info") is not None:
+        client["host_info"] = raw["host_info"]
+    return client
+
+
+def _anchor_end_sums(compact_tasks: list[dict[str, Any]], clients: list[dict[str, Any]]) -> None:
+    """Make the scenario's implied end-offset sums the real ones.
+
+    A scenario gives a client with no state for a task no lag entry and takes the task's end-offset sum as
+    the largest non-negative lag reported (scenario.md). Spark leaves such clients out to keep the frame
+    small; where the largest reported lag is not the real end sum, the clients without an entry get the
+    end sum written out, which is what their lag is."""
+    for task in compact_tasks:
+        end_sum = task.get("end_sum")
+        if end_sum is None:
+            continue
+        task_id = task["id"]
+        reported = [c["lags"][task_id] for c in clients if task_id in c["lags"]]
+        if max((lag for lag in reported if lag >= 0), default=0) == end_sum:
+            continue
+        for client in clients:
+            client["lags"].setdefault(task_id, end_sum)
+
+
+# ------------------------------------------------------------------------------ path -> table and row key
+
+_CLIENT_PATH = re.compile(r"^clients\[(\d+)\](?:\.consumers\[(\d+)\])?(?:\.(\w+))?")
+_TASK_PATH = re.compile(r"^tasks\[(\d+)\]")
+_CONFIG_PATH = re.compile(r"^configs\.(\w+)")
+
+
+def describe_path(scenario: dict[str, Any], path: str) -> str:
+    """The table, row key and column a scenario JSON path (`clients[2].threads`) stands for."""
+    app_id = scenario.get("app_id")
+    match = _CONFIG_PATH.match(path)
+    if match:
+        return f"applications row (app_id={app_id}), column {match.group(1)}"
+    match = _TASK_PATH.match(path)
+    if match:
+        tasks = scenario.get("tasks") or []
+        index = int(match.group(1))
+        task_id = tasks[index].get("id") if index < len(tasks) else None
+        return f"tasks row (task_id={task_id})"
+    match = _CLIENT_PATH.match(path)
+    if match:
+        clients = scenario.get("clients") or []
+        index = int(match.group(1))
+        client = clients[index] if index < len(clients) else {}
+        pid = client.get("process_id")
+        if match.group(2) is not None:
+            consumers = client.get("consumers") or []
+            j = int(match.group(2))
+            cid = consumers[j].get("id") if j < len(consumers) else None
+            return f"client_subscriptions row (process_id={pid}, consumer_client_id={cid})"
+        field = match.group(3)
+        if field == "lags":
+            return f"task_offsets rows of (process_id={pid})"
+        column = {"rack": "rack_id", "tags": "client_tags", "host_info": "host_info"}.get(field or "")
+        suffix = f", column {column}" if column else ""
+        return f"client_subscriptions rows of (process_id={pid}){suffix}"
+    return f"application (app_id={app_id})"
+
+
+def invalid_input_detail(problems: tuple[str, ...]) -> str:
+    """error_detail for row problems: every problem, sorted, the first MAX_PROBLEMS_SHOWN of them."""
+    shown = list(problems[:MAX_PROBLEMS_SHOWN])
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        shown.append(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
+    return "; ".join(shown)

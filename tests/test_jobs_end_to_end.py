@@ -1,0 +1,198 @@
+"""A small fleet end to end on real local Delta tables: the shared example scenarios loaded into the input
+tables, planned by the job with both grouped-map kinds, compared application by application with what the
+one-application planner says about the same scenario."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from chispa import assert_df_equality
+from pyspark.sql import functions as F
+
+from assignor.planner import plan_scenario
+from assignor.scenario import load_scenario
+from assignor.transitions import task_transitions
+from jobs.config import JobConfig
+from jobs.fleet_tables import merge_table_rows, read_complete, scenario_table_rows, write_input_tables
+from jobs.grouped import GroupedMapKind, PlanSettings, plan_fleet
+from jobs.plan_assignments import run_job
+from jobs.prepare import prepare_fleet
+from jobs.tables_io import read_inputs
+from schemas.tables import INPUT_TABLES
+
+pytestmark = pytest.mark.spark
+
+PLANNED_AT_MS = 1_767_225_600_123  # 2026-01-01T00:00:00.123Z
+
+
+def equivalent_scenario(example: dict, app_id: str, *, drop_configs: bool = False) -> dict:
+    """The scenario the tables say: consumers carry history (the first consumer holds the client's
+    previous tasks, as scenario_table_rows writes them)."""
+    scenario = copy.deepcopy(example)
+    scenario["app_id"] = app_id
+    if drop_configs:
+        scenario["configs"] = {}
+    for client in scenario["clients"]:
+        names = client.get("consumers") or [
+            f"{client['process_id']}-{n}" for n in range(1, client["threads"] + 1)
+        ]
+        client["consumers"] = [
+            {
+                "id": name,
+                "prev_active": client.get("prev_active", []) if i == 0 else [],
+                "prev_standby": client.get("prev_standby", []) if i == 0 else [],
+            }
+            for i, name in enumerate(names)
+        ]
+    return scenario
+
+
+@pytest.fixture(scope="module")
+def fleet(spark, shared_dir, tmp_path_factory):
+    """Nine example applications, one of them also without its applications row (defaults), and an
+    application with no clients; planned twice (arrow, pandas) and the arrow run once more."""
+    base = tmp_path_factory.mktemp("e2e")
+    examples = sorted((shared_dir / "scenarios").glob("example-*.json"))
+    assert len(examples) >= 5
+    expected: dict[str, dict] = {}
+    table_rows = []
+    for path in examples:
+        example = json.loads(Path(path).read_text())
+        app_id = example["app_id"]
+        table_rows.append(scenario_table_rows(example, app_id))
+        expected[app_id] = equivalent_scenario(example, app_id)
+    defaults_source = json.loads(examples[1].read_text())
+    defaults_rows = scenario_table_rows(defaults_source, "defaults-app")
+    defaults_rows["applications"] = []
+    table_rows.append(defaults_rows)
+    expected["defaults-app"] = equivalent_scenario(defaults_source, "defaults-app", drop_configs=True)
+    table_rows.append({"applications": [{"app_id": "no-clients-app", "num_standby_replicas": 1}]})
+    write_input_tables(spark, str(base / "in"), merge_table_rows(*table_rows))
+
+    config = JobConfig(
+        input_path=str(base / "in"), output_path=str(base / "out"), planned_at_ms=PLANNED_AT_MS
+    )
+    summary = run_job(spark, replace(config, run_id="e2e-arrow", grouped_map=GroupedMapKind.ARROW))
+    return {"in": str(base / "in"), "out": str(base / "out"), "expected": expected, "summary": summary}
+
+
+def _count(spark, out, table, run_id):
+    return spark.read.format("delta").load(f"{out}/{table}").where(F.col("run_id") == run_id).count()
+
+
+def _rows(spark, out, table, run_id):
+    frame = read_complete(spark, out, table).where(F.col("run_id") == run_id)
+    return [r.asDict(recursive=True) for r in frame.collect()]
+
+
+def test_every_example_app_equals_the_one_app_planner(spark, fleet):
+    out = fleet["out"]
+    results = {r["app_id"]: r for r in _rows(spark, out, "assignment_results", "e2e-arrow")}
+    clients = _rows(spark, out, "client_assignments", "e2e-arrow")
+    assignments = _rows(spark, out, "assignments", "e2e-arrow")
+    transitions = _rows(spark, out, "task_transitions", "e2e-arrow")
+    for app_id, scenario in fleet["expected"].items():
+        want = plan_scenario(scenario, now_ms=PLANNED_AT_MS)
+        got = results[app_id]
+        assert got["status"] == want["status"] == "OK", (app_id, got["error_detail"])
+        assert got["assignor"] == want["assignor"]
+        assert (got["error"], got["error_detail"]) == (want["error"], want["error_detail"])
+        assert got["probing_rebalance"] == want["probing_rebalance"]
+        assert got["unassigned_tasks"] == want["unassigned"]
+        for name, value in want["metrics"].items():
+            assert got[name] == value, (app_id, name)
+
+        got_clients = {
+            r["process_id"]: (r["active_tasks"], r["standby_tasks"], _ms(r["followup_rebalance_deadline"]))
+            for r in clients
+            if r["app_id"] == app_id
+        }
+        want_clients = {
+            e["process_id"]: (e["active"], e["standby"], e["followup_rebalance_deadline_ms"])
+            for e in want["assignment"]
+        }
+        assert got_clients == want_clients, app_id
+
+        got_threads = sorted(
+            (r["process_id"], r["consumer_client_id"], r["task_id"], r["task_type"], r["is_warmup"])
+            for r in assignments
+            if r["app_id"] == app_id
+        )
+        want_threads = sorted(
+            (e["process_id"], consumer, task, kind.upper(), kind == "standby" and task in e["warmup"])
+            for e in want["assignment"]
+            for consumer, tasks in e["consumers"].items()
+            for kind in ("active", "standby")
+            for task in tasks[kind]
+        )
+        assert got_threads == want_threads, app_id
+
+        state = load_scenario(scenario, now_ms=PLANNED_AT_MS)
+        want_transitions = sorted(tuple(t.as_row().values()) for t in task_transitions(state, want))
+        got_transitions = sorted(
+            (r["process_id"], r["task_id"], r["transition"], r["restore_lag"])
+            for r in transitions
+            if r["app_id"] == app_id
+        )
+        assert got_transitions == want_transitions, app_id
+
+
+def _ms(value):
+    if value is None:
+        return None
+    return int(value.replace(tzinfo=timezone.utc).timestamp() * 1000)
+
+
+def test_no_clients_app_is_invalid_input_and_isolated(spark, fleet):
+    results = {r["app_id"]: r for r in _rows(spark, fleet["out"], "assignment_results", "e2e-arrow")}
+    bad = results["no-clients-app"]
+    assert bad["status"] == "INVALID_INPUT"
+    assert "client_subscriptions" in bad["error_detail"] and "no clients" in bad["error_detail"]
+    assert bad["num_tasks"] is None and bad["active_moves"] is None
+    assert sum(r["status"] == "OK" for r in results.values()) == len(fleet["expected"])
+    for table in ("assignments", "client_assignments", "task_transitions"):
+        assert not [
+            r for r in _rows(spark, fleet["out"], table, "e2e-arrow") if r["app_id"] == "no-clients-app"
+        ]
+
+
+def test_pandas_and_arrow_grouped_maps_give_identical_rows(spark, fleet):
+    snapshot = read_inputs(
+        spark, {t: JobConfig(input_path=fleet["in"]).input_location(t) for t in INPUT_TABLES}, {}
+    )
+    apps = prepare_fleet(snapshot.frames).apps.localCheckpoint(eager=True)
+    settings = PlanSettings(now_ms=PLANNED_AT_MS)
+    planned = [plan_fleet(apps, settings, kind).drop("duration_ms") for kind in GroupedMapKind]
+    assert planned[0].count() > len(fleet["expected"])
+    assert_df_equality(planned[0], planned[1], ignore_row_order=True, ignore_nullable=True)
+
+
+def test_run_rows_and_runs_row(spark, fleet):
+    out = fleet["out"]
+    runs = _rows(spark, out, "runs", "e2e-arrow")
+    assert len(runs) == 1
+    run = runs[0]
+    assert run["status"] == "COMPLETE"
+    assert run["planned_at"].replace(tzinfo=timezone.utc) == datetime.fromtimestamp(
+        PLANNED_AT_MS / 1000, tz=timezone.utc
+    )
+    assert run["num_applications"] == len(fleet["expected"]) + 1
+    assert (run["num_ok"], run["num_invalid_input"]) == (len(fleet["expected"]), 1)
+    assert run["input_versions"] == dict.fromkeys(INPUT_TABLES, 0)
+    keys = read_complete(spark, out, "assignments").where(F.col("run_id") == "e2e-arrow")
+    assert keys.count() == keys.select("app_id", "process_id", "task_id", "task_type").distinct().count()
+    results = _rows(spark, out, "assignment_results", "e2e-arrow")
+    assert all(r["planned_at"] == run["planned_at"] for r in results)
+
+
+def test_summary_counts(fleet):
+    summary = fleet["summary"]
+    assert summary.statuses == {"OK": len(fleet["expected"]), "INVALID_INPUT": 1}
+    expected_tasks = sum(len(s["tasks"]) for s in fleet["expected"].values())
+    assert summary.num_tasks == expected_tasks
+    assert "COMPLETE" in summary.text() and "invalid input" in summary.text()
