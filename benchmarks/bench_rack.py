@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import sys
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.write_text(
         json.dumps(
             {"benchmark": "rack", "python": platform.python_version(), "machine": platform.machine(),
-             "cases": cases},
+             "cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2), "cases": cases},
             indent=2,
         ) + "\n"
     )  # fmt: skip
