@@ -25,6 +25,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
 
 from assignor.assignment import AssignedTask, AssignedTaskType, KafkaStreamsAssignment, TaskAssignment
+from assignor.configs import RackAwareStrategy
 from assignor.errors import ConfigException
 from assignor.process_id import ProcessId
 from assignor.state import ApplicationState
@@ -471,8 +472,14 @@ class _StickyState:
                 placer.placed(client)
 
     # --- rack optimization (assignors.md §7.4, §7.6; POLICY.md §4) ------------------------------------------
+    def _rack_strategy_set(self) -> bool:
+        """The optimizers return at once under strategy `none` (assignors.md §8.5 step 2): skip the round
+        trip through assignment maps then."""
+        strategy = self.application_state.assignment_configs().rack_aware_assignment_strategy
+        return strategy is not RackAwareStrategy.NONE
+
     def optimize_actives_for_racks(self) -> None:
-        if optimize_rack_aware_active_tasks is None:
+        if optimize_rack_aware_active_tasks is None or not self._rack_strategy_set():
             return
         from assignor.task_assignment_utils import RackAwareOptimizationParams
 
@@ -498,6 +505,8 @@ class _StickyState:
     def optimize_standbys_for_racks(self) -> None:
         configs = self.application_state.assignment_configs()
         if optimize_rack_aware_standby_tasks is None or configs.num_standby_replicas <= 0:
+            return
+        if not self._rack_strategy_set():
             return
         from assignor.task_assignment_utils import RackAwareOptimizationParams
 
