@@ -165,10 +165,12 @@ def _standby_remote(remote: RemoteCounts, state: ApplicationState, assignments, 
 def optimize_rack_aware_standby_tasks(
     params: RackAwareOptimizationParams, assignments: dict[ProcessId, KafkaStreamsAssignment]
 ) -> RackOptimizationResult:
-    """Pairwise standby swaps between clients on different racks (up to 4 rounds while anything moves),
-    each pair solved exactly with the strategy's graph. Only swaps: every client keeps its standby count;
-    no standby lands on a client holding the task in any role, nor where the client-tag rule forbids it
-    (checked against the real destination, POLICY.md §4). Mutates ``assignments``."""
+    """Re-place the standbys to optimize at lower traffic x remote changelog partitions + non-overlap x new
+    placements. Every client keeps its standby count and no standby lands on a client holding the task in
+    any role. With client tags: Kafka's pairwise swaps between clients on different racks (up to 4 rounds,
+    each pair solved exactly with the strategy's graph) where the tag rule, checked against the real
+    destination (POLICY.md §4), allows. Without tags: one exact global solve (`_place_standbys_globally`),
+    never above what the pairwise search reaches. Mutates ``assignments``."""
     state = params.application_state
     tasks = _tasks_to_optimize(params, assignments, STANDBY)
     traffic, non_overlap = _costs_of(params)
