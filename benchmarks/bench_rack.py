@@ -8,6 +8,8 @@ non-overlap 1 (the high-availability defaults). Time is one call of `optimize_ra
 best of ``--repeat`` runs. Kafka's own solver takes 190 s (2 of 3 racks) and 419 s (1 of 3) at 1,000 x 50
 on this machine (rack.md §5.5).
 
+Plus the KIP-924 standby optimizer (no tags: one global exact solve) with 1 standby per task, same shapes.
+
 Writes ``benchmarks/results/bench_rack.json``. Run: ``make bench`` or
 ``python -m benchmarks.bench_rack [--repeat N] [--max-tasks N]``.
 """
@@ -21,6 +23,7 @@ import platform
 import random
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +42,7 @@ from assignor import (  # noqa: E402
     TaskTopicPartition,
     TopicPartition,
 )
-from assignor.rack import optimize_rack_aware_active_tasks  # noqa: E402
+from assignor.rack import optimize_rack_aware_active_tasks, optimize_rack_aware_standby_tasks  # noqa: E402
 from assignor.task_assignment_utils import RackAwareOptimizationParams  # noqa: E402
 
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "bench_rack.json"
@@ -105,6 +108,33 @@ def run_case(tasks: int, clients: int, replica_racks: int, strategy: str, repeat
     }
 
 
+def run_standby_case(tasks: int, clients: int, replica_racks: int, standbys: int) -> dict[str, Any]:
+    """The KIP-924 standby optimizer (no client tags: one global exact solve) on standbys dealt to the next
+    ``standbys`` clients after each active, from the same round-robin start."""
+    state = _state(tasks, clients, replica_racks, "min_traffic")
+    state = ApplicationState(
+        state.tasks, state.clients, replace(state.configs, num_standby_replicas=standbys), state.now_ms
+    )
+    assignments = _round_robin(state)
+    order = list(state.clients)
+    for n, task in enumerate(state.all_tasks()):
+        for k in range(1, standbys + 1):
+            assignments[order[(n + k) % clients]].assign_task(AssignedTask.standby(task))
+    started = time.perf_counter()
+    result = optimize_rack_aware_standby_tasks(RackAwareOptimizationParams.of(state), assignments)
+    seconds = time.perf_counter() - started
+    return {
+        "tasks": tasks,
+        "clients": clients,
+        "racks": len(RACKS),
+        "replica_racks": replica_racks,
+        "strategy": "standby",
+        "standby_replicas": standbys,
+        "seconds": round(seconds, 4),
+        **{k: v for k, v in result.as_dict().items() if k not in ("enabled", "disabled_reason", "task_type")},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1)
@@ -124,6 +154,17 @@ def main(argv: list[str] | None = None) -> int:
                     f"{case['cross_rack_partitions_after']}, moved {case['tasks_moved']}",
                     flush=True,
                 )
+    for tasks, clients in SHAPES:
+        if tasks > args.max_tasks:
+            continue
+        case = run_standby_case(tasks, clients, 1, 1)
+        cases.append(case)
+        print(
+            f"{tasks:>6} x {clients:<4} replicas on 1/3  standby (1 replica)   {case['seconds']:8.3f} s  "
+            f"cross-rack {case['cross_rack_partitions_before']} -> {case['cross_rack_partitions_after']}, "
+            f"moved {case['tasks_moved']}",
+            flush=True,
+        )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(
         json.dumps(
