@@ -21,6 +21,7 @@ import os
 import platform
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -190,8 +191,38 @@ def _ratio(ours: float | None, kafka: float | None) -> float | None:
     return round(ours / kafka, 4) if ours is not None and kafka else None
 
 
+def kafka_answer(scenario: dict, mode: str, repeat: int, timeout_s: float) -> dict[str, Any] | None:
+    """Kafka's answer from a fresh oracle JVM, or None when it runs past the timeout (the JVM is stopped):
+    some of Kafka's code paths take minutes on these shapes."""
+    oracle = KafkaOracle(jvm_options=("-Xss16m", "-Xmx4g"))
+    answers: list[dict[str, Any]] = []
+
+    def ask() -> None:
+        try:
+            answers.extend(oracle.run([scenario], mode, repeat=repeat))
+        except Exception:  # the JVM was stopped by the timeout below
+            pass
+
+    worker = threading.Thread(target=ask)
+    worker.daemon = True
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        oracle.kill()
+        worker.join(5)
+        return None
+    oracle.close()
+    return answers[0] if answers else None
+
+
 def measure(
-    oracle: KafkaOracle, shape: str, kind: str, scenario: dict, mode: str, repeat: int, kafka: bool = True
+    shape: str,
+    kind: str,
+    scenario: dict,
+    mode: str,
+    repeat: int,
+    kafka: bool = True,
+    timeout_s: float = 300.0,
 ) -> Measurement:
     m = Measurement(shape, kind, len(scenario["tasks"]), len(scenario["clients"]))
     try:
@@ -202,8 +233,10 @@ def measure(
     except Exception as error:  # reported in the JSON, never hidden
         m.note = f"ours failed: {type(error).__name__}: {error}"
     if kafka:
-        (answer,) = oracle.run([scenario], mode, repeat=repeat)
-        if answer["status"] == "OK":
+        answer = kafka_answer(scenario, mode, repeat, timeout_s)
+        if answer is None:
+            m.note = (m.note or "") + f"Kafka took over {timeout_s:.0f} s (stopped). "
+        elif answer["status"] == "OK":
             m.kafka_first_ms = answer["timing"]["first_ms"]
             m.kafka_warm_median_ms = answer["timing"]["warm_median_ms"]
             if "rack_cost" in answer:
@@ -230,39 +263,47 @@ def run(args: argparse.Namespace) -> list[Measurement]:
         scale_shapes = []
     if args.part == "scale":
         rack_sizes = ()
-    with KafkaOracle(jvm_options=("-Xss16m", "-Xmx4g")) as oracle:
-        for name, build in scale_shapes:
-            scenario = build()
-            for assignor in ("high_availability", "sticky"):
-                results.append(measure(oracle, f"{name}, first", assignor, scenario, assignor, args.repeat))
-                try:
-                    second = second_round(scenario, ours_plan(scenario, assignor))
-                except Exception as error:
-                    failed = Measurement(f"{name}, second", assignor, len(scenario["tasks"]),
-                                         len(scenario["clients"]), note=f"ours failed: {error}")  # fmt: skip
-                    results.append(failed)
-                    continue
-                results.append(measure(oracle, f"{name}, second", assignor, second, assignor, args.repeat))
-        for tasks, clients in rack_sizes:
-            for strategy in ("min_traffic", "balance_subtopology"):
-                for replicas in (1, 2):
-                    scenario = rack_scenario(tasks, clients, strategy, replicas)
-                    big = tasks > 200
-                    # Kafka's solver takes minutes per call above 200 tasks: one variant per strategy there
-                    # unless --kafka-rack-all.
-                    with_kafka = tasks <= args.kafka_rack_max_tasks and (
-                        not big or replicas == 1 or args.kafka_rack_all
+    for name, build in scale_shapes:
+        scenario = build()
+        for assignor in ("high_availability", "sticky"):
+            results.append(
+                measure(
+                    f"{name}, first", assignor, scenario, assignor, args.repeat, timeout_s=args.kafka_timeout
+                )
+            )
+            try:
+                second = second_round(scenario, ours_plan(scenario, assignor))
+            except Exception as error:
+                failed = Measurement(f"{name}, second", assignor, len(scenario["tasks"]),
+                                     len(scenario["clients"]), note=f"ours failed: {error}")  # fmt: skip
+                results.append(failed)
+                continue
+            results.append(
+                measure(
+                    f"{name}, second", assignor, second, assignor, args.repeat, timeout_s=args.kafka_timeout
+                )
+            )
+    for tasks, clients in rack_sizes:
+        for strategy in ("min_traffic", "balance_subtopology"):
+            for replicas in (1, 2):
+                scenario = rack_scenario(tasks, clients, strategy, replicas)
+                big = tasks > 200
+                # Kafka's solver takes minutes per call above 200 tasks: one variant per strategy there
+                # unless --kafka-rack-all.
+                with_kafka = tasks <= args.kafka_rack_max_tasks and (
+                    not big or replicas == 1 or args.kafka_rack_all
+                )
+                shape = f"rack {tasks} x {clients}, {strategy}, replicas on {replicas} of 3 racks"
+                m = measure(shape, "optimize_rack_active", scenario, "optimize_rack_active",
+                            0 if big else args.repeat, kafka=with_kafka,
+                            timeout_s=3600 if big else args.kafka_timeout)  # fmt: skip
+                if not with_kafka:
+                    m.note = (m.note or "") + (
+                        "Kafka not run: its cycle-cancelling solver takes hours here"
+                        if tasks > args.kafka_rack_max_tasks
+                        else "Kafka not run (minutes per call; --kafka-rack-all runs it)"
                     )
-                    shape = f"rack {tasks} x {clients}, {strategy}, replicas on {replicas} of 3 racks"
-                    m = measure(oracle, shape, "optimize_rack_active", scenario, "optimize_rack_active",
-                                0 if big else args.repeat, kafka=with_kafka)  # fmt: skip
-                    if not with_kafka:
-                        m.note = (m.note or "") + (
-                            "Kafka not run: its cycle-cancelling solver takes hours here"
-                            if tasks > args.kafka_rack_max_tasks
-                            else "Kafka not run (minutes per call; --kafka-rack-all runs it)"
-                        )
-                    results.append(m)
+                results.append(m)
     return results
 
 
@@ -328,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kafka-rack-max-tasks", type=int,
                         default=int(os.environ.get("BENCH_KAFKA_RACK_MAX_TASKS", "200")))  # fmt: skip
     parser.add_argument("--kafka-rack-all", action="store_true", help="Kafka on every rack variant up to max")
+    parser.add_argument("--kafka-timeout", type=float,
+                        default=float(os.environ.get("BENCH_KAFKA_TIMEOUT_S", "180")))  # fmt: skip
     parser.add_argument("--no-readme", action="store_true", help="write the JSON only")
     parser.add_argument("--part", choices=("all", "scale", "rack"), default="all", help="which shapes to run")
     args = parser.parse_args(argv)

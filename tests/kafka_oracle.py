@@ -133,6 +133,12 @@ class KafkaOracle:
         self._stderr.seek(0)
         return self._stderr.read().decode("utf-8", "replace")[-limit:]
 
+    def kill(self) -> None:
+        """Stop the JVM at once (a call that runs too long); the oracle is unusable afterwards."""
+        self._process.kill()
+        self._process.wait()
+        self._stderr.close()
+
     def close(self) -> None:
         if self._process.poll() is None:
             self._process.stdin.close()
