@@ -212,11 +212,23 @@ class _Solver:
         dist[base : base + clients] = labels
         touched = self.touched
         touched.extend(range(base, base + clients))
-        heap = [(int(labels[c]), 2, base + c) for c in np.nonzero(labels < _HALF)[0]]
-        heapq.heapify(heap)
+        # Ties among (group, client) nodes go to clients with room left: their path to the sink is short.
+        self.rank = np.where(self.load < self.client_cap, 2, 3)
+        rank = self.rank
+        # The start entries, sorted once by numpy, are fed lazily beside the heap: most insertions settle
+        # only a few nodes, so building a heap of all C start entries would dominate.
+        starts = np.flatnonzero(labels < _HALF)
+        order = np.lexsort((starts, rank[starts], labels[starts]))
+        pending = list(zip(labels[starts][order].tolist(), rank[starts][order].tolist(),
+                           (base + starts[order]).tolist()))  # fmt: skip
+        pending.reverse()  # pop() from the end gives the smallest
+        heap: list[tuple[int, int, int]] = []
         done: list[int] = []
-        while heap:
-            label, _, node = heapq.heappop(heap)
+        while heap or pending:
+            if pending and (not heap or pending[-1] < heap[0]):
+                label, _, node = pending.pop()
+            else:
+                label, _, node = heapq.heappop(heap)
             if settled[node] or label != dist[node]:
                 continue
             settled[node] = True
@@ -252,15 +264,18 @@ class _Solver:
         best = self.rows.best.get((group, client))
         if best is not None:
             block = slice(base, base + clients)
-            cand = np.where(best >= _HALF, NO_EDGE, label + best + pot[node] - pot[block])
-            improved = np.nonzero((cand < dist[block]) & ~settled[block])[0]
+            # A settled node's label never exceeds a new candidate (reduced costs are >= 0), and "no edge"
+            # rows stay above _HALF: one comparison against min(label, _HALF) covers both.
+            cand = best + (label + int(pot[node])) - pot[block]
+            improved = np.flatnonzero(cand < np.minimum(dist[block], _HALF))
             self.touched.extend((base + improved).tolist())
-            for other in improved:
-                target = base + int(other)
+            rank = self.rank
+            for other in improved.tolist():
+                target = base + other
                 value = int(cand[other])
                 dist[target] = value
                 parent[target] = node
-                heapq.heappush(heap, (value, 2, target))
+                heapq.heappush(heap, (value, int(rank[other]), target))
         if self.group_load[group, client] < self.group_cap[group, client]:
             target = self.s_base + client
             value = label + int(pot[node] - pot[target])
@@ -287,7 +302,7 @@ class _Solver:
                 dist[target] = value
                 parent[target] = node
                 self.touched.append(target)
-                heapq.heappush(heap, (value, 2, target))
+                heapq.heappush(heap, (value, int(self.rank[client]), target))
 
     def _augment(self, task: int, parent: np.ndarray) -> None:
         """Walk the path back from the sink; collect the task moves first (their choice was made on the rows
