@@ -1,0 +1,86 @@
+"""The scheduled path as users run it: `spark-submit --master local[2]` (the script shipped with pyspark) on
+a tiny fleet, with our code shipped on --py-files to a Python that does not have it installed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from jobs.fleet_tables import read_complete, scenario_table_rows, write_input_tables
+from jobs.spark import DELTA_CATALOG, DELTA_EXTENSION, delta_jars
+
+pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("assignor", "jobs", "schemas")
+
+
+def _zip_packages(target: Path) -> Path:
+    """What README's `make dist-zip`-style packaging ships: the three packages' Python files."""
+    with zipfile.ZipFile(target, "w") as archive:
+        for package in PACKAGES:
+            for path in sorted((REPO / package).rglob("*.py")):
+                archive.write(path, path.relative_to(REPO).as_posix())
+    return target
+
+
+def _python_without_our_packages(root: Path) -> str:
+    """A venv that sees the third-party packages of ours but not the editable install of this repo."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    site = Path(
+        subprocess.check_output(
+            [str(root / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            text=True,
+        ).strip()
+    )
+    # A path added by a .pth is not a site dir, so the editable-install hooks in it are not run.
+    (site / "third_party.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return str(root / "bin" / "python")
+
+
+def test_spark_submit_runs_the_job_from_py_files(spark, shared_dir, tmp_path):
+    example = json.loads((shared_dir / "scenarios" / "example-003.json").read_text())
+    write_input_tables(spark, str(tmp_path / "in"), scenario_table_rows(example, "submitted-app"))
+    archive = _zip_packages(tmp_path / "fleet_assignor.zip")
+    python = _python_without_our_packages(tmp_path / "py")
+    probe = subprocess.run([python, "-c", "import jobs"], capture_output=True, cwd=tmp_path)
+    assert probe.returncode != 0  # the job must come from --py-files
+
+    env = dict(os.environ, PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python)
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    java17 = "/usr/lib/jvm/java-17-openjdk-amd64"
+    if os.path.isdir(java17):
+        env["JAVA_HOME"] = java17
+    command = [
+        str(Path(sys.executable).parent / "spark-submit"),
+        "--master", "local[2]",
+        "--jars", ",".join(delta_jars()),
+        "--conf", f"spark.sql.extensions={DELTA_EXTENSION}",
+        "--conf", f"spark.sql.catalog.spark_catalog={DELTA_CATALOG}",
+        "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.sql.shuffle.partitions=2",
+        "--py-files", str(archive),
+        str(REPO / "jobs" / "spark_submit_main.py"),
+        "plan",
+        "--input-path", str(tmp_path / "in"),
+        "--output-path", str(tmp_path / "out"),
+        "--run-id", "submitted",
+        "--planned-at", "2026-01-01T00:00:00Z",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=540)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "run submitted COMPLETE" in done.stdout
+    assert "1 OK" in done.stdout
+
+    results = read_complete(spark, str(tmp_path / "out"), "assignment_results").collect()
+    assert [(r["app_id"], r["status"]) for r in results] == [("submitted-app", "OK")]
+    clients = read_complete(spark, str(tmp_path / "out"), "client_assignments").collect()
+    assigned = sorted(t for r in clients for t in r["active_tasks"])
+    assert assigned == sorted(t["id"] for t in example["tasks"])
