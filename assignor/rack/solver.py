@@ -22,17 +22,19 @@ costs with node potentials, stopped as soon as the sink is settled, so it is usu
 operations. Every insertion keeps the partial placement optimal for the tasks inserted so far, so the
 final placement is an exact optimum (see benchmarks/bench_rack.py for the times).
 
-Among heap entries of equal label the sink comes first, then client nodes, then (group, client) nodes:
-reduced costs are 0 on many edges, and without this preference Dijkstra settled the whole zero plateau
-before the sink (3,000 x 100 with 10 subtopologies: 34 s before, 2.7 s after; 500 -> a few pops per task).
+Among heap entries of equal label the sink comes first, then client nodes, then (group, client) nodes of
+clients with room left, then the others: reduced costs are 0 on many edges, and without this preference
+Dijkstra settled most of the zero plateau before the sink (3,000 x 100 with 10 subtopologies: 34 s before,
+under 1 s after). Start entries are sorted by numpy and fed lazily beside the heap.
 
-Measured here (2 shared cores, load ~4), round-robin start, 3 racks, tc 10 / nc 1: 1,000 x 50 in 0.3 s
-and 10,000 x 200 in 13-20 s, both strategies, against Kafka's 190-420 s and hours (rack.md §5.5).
+Measured here (2 shared cores under load), round-robin start, 3 racks, tc 10 / nc 1: 1,000 x 50 in
+0.1-0.3 s and 10,000 x 200 in 2.5-6.5 s, both strategies (benchmarks/bench_rack.py), against Kafka's
+190-420 s at 1,000 x 50 (rack.md §5.5).
 
 Tie-breaks: costs are scaled to ``cost * (T + 1) + (1 if the task leaves its current client)``, so among
 placements of equal cost the one with the fewest moves wins (a move count never reaches T + 1). Among
 those, the result is a deterministic function of the inputs (fixed insertion order, heap keyed by
-(label, node index), first-minimum argmins): same inputs, same placement.
+(label, rank, node index), first-minimum argmins): same inputs, same placement.
 """
 
 from __future__ import annotations
@@ -213,8 +215,8 @@ class _Solver:
         touched = self.touched
         touched.extend(range(base, base + clients))
         # Ties among (group, client) nodes go to clients with room left: their path to the sink is short.
-        self.rank = np.where(self.load < self.client_cap, 2, 3)
-        rank = self.rank
+        self.client_room = self.load < self.client_cap
+        rank = self._rank(group)
         # The start entries, sorted once by numpy, are fed lazily beside the heap: most insertions settle
         # only a few nodes, so building a heap of all C start entries would dominate.
         starts = np.flatnonzero(labels < _HALF)
@@ -256,6 +258,11 @@ class _Solver:
         self.settled[np.asarray(done, dtype=np.int64)] = False
         self.touched.clear()
 
+    def _rank(self, group: int) -> np.ndarray:
+        """Heap rank of group's nodes per client: 2 where the task could stay (room in the group's cap and
+        the client's count), else 3."""
+        return np.where(self.client_room & (self.group_load[group] < self.group_cap[group]), 2, 3)
+
     def _relax_group_node(self, node, label, dist, parent, settled, heap) -> None:
         clients = self.clients
         group, client = divmod(node, clients)
@@ -269,7 +276,7 @@ class _Solver:
             cand = best + (label + int(pot[node])) - pot[block]
             improved = np.flatnonzero(cand < np.minimum(dist[block], _HALF))
             self.touched.extend((base + improved).tolist())
-            rank = self.rank
+            rank = self._rank(group)
             for other in improved.tolist():
                 target = base + other
                 value = int(cand[other])
@@ -302,7 +309,7 @@ class _Solver:
                 dist[target] = value
                 parent[target] = node
                 self.touched.append(target)
-                heapq.heappush(heap, (value, int(self.rank[client]), target))
+                heapq.heappush(heap, (value, 3, target))  # a task must leave again: not a short way out
 
     def _augment(self, task: int, parent: np.ndarray) -> None:
         """Walk the path back from the sink; collect the task moves first (their choice was made on the rows
