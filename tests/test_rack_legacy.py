@@ -204,3 +204,15 @@ def test_policy_fix_legacy_active_never_moves_onto_its_own_standby(strategy):
     free = client_states(app, {1: ["0_1"], 2: ["1_0"]})
     rack.optimize_active_tasks([tid("0_1"), tid("1_0")], free, 10, 1)
     assert actives(free) == {1: {"1_0"}, 2: {"0_1"}}
+
+
+def test_optimizing_while_disabled_raises_with_the_reason():
+    """Kafka throws "TopicPartition … has no rack information. Maybe forgot to call canEnable…"; ours names
+    the reason enablement failed."""
+    app = app_state(
+        [kafka_task("0_0")], [client(1), client(2, None)], rack_aware_assignment_strategy="min_traffic"
+    )
+    rack = RackAwareTaskAssignor(app)
+    states = client_states(app, {1: ["0_0"]})
+    with pytest.raises(RuntimeError, match="client 00000000-0000-0000-0000-000000000002 has no rack"):
+        rack.optimize_active_tasks([tid("0_0")], states, 10, 1)
