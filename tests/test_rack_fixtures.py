@@ -60,10 +60,18 @@ def kafka_task(text: str, *, stateful: bool = True) -> TaskInfo:
     return TaskInfo(tid(text), stateful, frozenset({"store"}) if stateful else frozenset(), tuple(partitions))
 
 
-def client(n: int, rack: str | None = "default", *, tags: Mapping[str, str] | None = None,
-           prev_active: Iterable[str] = (), prev_standby: Iterable[str] = ()) -> KafkaStreamsState:
+def client(
+    n: int,
+    rack: str | None = "default",
+    *,
+    tags: Mapping[str, str] | None = None,
+    prev_active: Iterable[str] = (),
+    prev_standby: Iterable[str] = (),
+) -> KafkaStreamsState:
     return KafkaStreamsState(
-        pid(n), 1, (f"c{n}",),
+        pid(n),
+        1,
+        (f"c{n}",),
         previous_active_tasks=frozenset(tid(t) for t in prev_active),
         previous_standby_tasks=frozenset(tid(t) for t in prev_standby),
         client_tags=dict(tags or {}),
@@ -75,8 +83,11 @@ def app_state(tasks: Iterable[TaskInfo], clients: Iterable[KafkaStreamsState], *
     return ApplicationState.of(tasks, clients, AssignmentConfigs(**configs))
 
 
-def client_states(app: ApplicationState, active: Mapping[int, Iterable[str]],
-                  standby: Mapping[int, Iterable[str]] | None = None) -> dict[ProcessId, ClientState]:
+def client_states(
+    app: ApplicationState,
+    active: Mapping[int, Iterable[str]],
+    standby: Mapping[int, Iterable[str]] | None = None,
+) -> dict[ProcessId, ClientState]:
     states = {p: ClientState.from_kafka_streams_state(s) for p, s in app.clients.items()}
     for n, tasks in active.items():
         for t in tasks:
