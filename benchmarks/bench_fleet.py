@@ -1,0 +1,108 @@
+"""Fleet throughput (`make bench`): synthetic fleets of 1,000 / 10,000 / 100,000 applications (median ~20
+tasks, a tail up to 2,000) read, planned and written on local Delta, with applyInPandas and applyInArrow,
+and the same pipeline with an identity assignor as the I/O baseline.
+Writes benchmarks/results/bench_fleet.json.
+
+    python -m benchmarks.bench_fleet [--sizes 1000,10000,100000] [--kinds arrow,pandas]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from jobs.config import JobConfig  # noqa: E402
+from jobs.grouped import GroupedMapKind  # noqa: E402
+from jobs.plan_assignments import run_job  # noqa: E402
+from jobs.spark import get_or_create_session  # noqa: E402
+from jobs.synthetic import write_synthetic_fleet  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results" / "bench_fleet.json"
+SCRATCH = REPO / "benchmarks" / "results" / "tmp" / "fleet"
+IDENTITY = "jobs.baseline:IdentityAssignor"
+
+
+def measure(spark, inputs: Path, size: int, kind: GroupedMapKind, assignor: str | None) -> dict:
+    out = SCRATCH / f"out-{size}-{kind.value}-{'identity' if assignor else 'planned'}"
+    shutil.rmtree(out, ignore_errors=True)
+    config = JobConfig(
+        input_path=str(inputs), output_path=str(out), run_id="bench", assignor=assignor,
+        planned_at_ms=1_767_225_600_000, grouped_map=kind,
+        shuffle_partitions=max(4, min(64, size // 2000)),
+    )  # fmt: skip
+    started = time.perf_counter()
+    summary = run_job(spark, replace(config))
+    seconds = time.perf_counter() - started
+    shutil.rmtree(out, ignore_errors=True)
+    return {
+        "applications": size,
+        "grouped_map": kind.value,
+        "assignor": "identity (baseline)" if assignor else "configured (high_availability mostly)",
+        "seconds": round(seconds, 2),
+        "applications_per_second": round(size / seconds, 1),
+        "tasks": summary.num_tasks,
+        "statuses": summary.statuses,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--kinds", default="arrow,pandas")
+    args = parser.parse_args(argv)
+    spark = get_or_create_session(
+        "fleet-assignor-bench", master="local[2]", extra_conf={"spark.driver.memory": "10g"}
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    runs = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        inputs = SCRATCH / f"in-{size}"
+        shutil.rmtree(inputs, ignore_errors=True)
+        started = time.perf_counter()
+        rows = write_synthetic_fleet(spark, str(inputs), size)
+        print(f"{size} applications generated in {time.perf_counter() - started:.1f} s: {rows}", flush=True)
+        for kind in (GroupedMapKind.parse(k) for k in args.kinds.split(",")):
+            for assignor in (None, IDENTITY):
+                result = measure(spark, inputs, size, kind, assignor)
+                result["input_rows"] = rows
+                print(json.dumps(result), flush=True)
+                runs.append(result)
+        shutil.rmtree(inputs, ignore_errors=True)
+    for run in runs:
+        if run["assignor"].startswith("configured"):
+            base = next(
+                b["seconds"] for b in runs
+                if b["assignor"].startswith("identity")
+                and (b["applications"], b["grouped_map"]) == (run["applications"], run["grouped_map"])
+            )  # fmt: skip
+            run["ratio_to_identity_baseline"] = round(run["seconds"] / base, 2)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "benchmark": "fleet planning job, local[2] Spark + Delta",
+                "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+                "runs": runs,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    print(f"wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

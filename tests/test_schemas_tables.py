@@ -1,0 +1,60 @@
+"""The table contract in schemas/: names and types checked, nullability ignored, extra columns allowed."""
+
+from __future__ import annotations
+
+from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
+
+from schemas.tables import (
+    ASSIGNMENT_RESULTS,
+    INPUT_TABLES,
+    OUTPUT_TABLES,
+    PLANNED_ROWS,
+    TASKS,
+    schema_drifts,
+    strip_nullability,
+)
+
+
+def test_tables_md_column_names():
+    assert set(INPUT_TABLES) == {
+        "applications", "tasks", "client_subscriptions", "task_offsets", "changelog_end_offsets",
+        "partition_racks",
+    }  # fmt: skip
+    assert list(OUTPUT_TABLES)[-1] == "runs"
+    assert TASKS.fieldNames() == [
+        "app_id",
+        "task_id",
+        "state_stores",
+        "source_partitions",
+        "changelog_partitions",
+    ]
+    assert (
+        "restore_lag" in ASSIGNMENT_RESULTS.fieldNames() and "planned_at" in ASSIGNMENT_RESULTS.fieldNames()
+    )
+
+
+def test_nullability_is_ignored_but_types_are_not():
+    all_nullable = strip_nullability(TASKS)
+    assert schema_drifts("tasks", all_nullable, TASKS) == []
+    narrowed = StructType(
+        [f if f.name != "source_partitions" else StructField(
+            f.name,
+            ArrayType(StructType([StructField("topic", StringType()), StructField("partition", LongType())])))
+         for f in TASKS.fields]
+    )  # fmt: skip
+    (drift,) = schema_drifts("tasks", narrowed, TASKS)
+    assert (drift.table, drift.column) == ("tasks", "source_partitions")
+    assert "bigint" in drift.problem
+
+
+def test_missing_column_is_named_and_extra_columns_are_allowed():
+    fields = [f for f in TASKS.fields if f.name != "state_stores"] + [StructField("extra", IntegerType())]
+    (drift,) = schema_drifts("tasks", StructType(fields), TASKS)
+    assert str(drift).startswith("table tasks, column state_stores: missing")
+
+
+def test_planned_rows_cover_every_output_column_the_grouped_map_fills():
+    planned = set(PLANNED_ROWS.fieldNames())
+    for table in ("assignments", "client_assignments", "task_transitions"):
+        assert set(OUTPUT_TABLES[table].fieldNames()) - {"run_id", "followup_rebalance_deadline"} <= planned
+    assert set(ASSIGNMENT_RESULTS.fieldNames()) - {"run_id", "planned_at"} <= planned
