@@ -5,6 +5,7 @@ that fails between its writes (invisible to readers, completed by a rerun withou
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import replace
 
 import pytest
@@ -196,7 +197,9 @@ def catalogue(spark, tmp_path_factory):
     counts = {
         t: _count(spark, out, t) for t in ("assignment_results", "assignments", "task_transitions", "runs")
     }
+    first_rows = _plan_rows(spark, out)
     again = run_job(spark, config)
+    second_rows = _plan_rows(spark, out)
     return {
         "out": out,
         "broken": broken,
@@ -205,7 +208,20 @@ def catalogue(spark, tmp_path_factory):
         "summary": summary,
         "again": again,
         "counts": counts,
+        "rows_of_two_runs": (first_rows, second_rows),
     }
+
+
+def _plan_rows(spark, out):
+    """Every output row of the run but the timing column, sorted: what two runs must agree on."""
+    rows = {}
+    for table in ("assignment_results", "assignments", "client_assignments", "task_transitions"):
+        frame = spark.read.format("delta").load(f"{out}/{table}").where(F.col("run_id") == RUN_ID)
+        frame = frame.drop("duration_ms")
+        rows[table] = sorted(
+            json.dumps(r.asDict(recursive=True), default=str, sort_keys=True) for r in frame.collect()
+        )
+    return rows
 
 
 def _count(spark, out, table):
@@ -281,6 +297,12 @@ def test_failed_run_is_invisible_and_rerun_completes_it(spark, catalogue):
     runs = read_complete(spark, catalogue["out"], "runs").collect()
     assert [r["run_id"] for r in runs] == [RUN_ID]
     assert catalogue["summary"].planned_at_ms == PLANNED_AT_MS  # taken from the failed attempt
+
+
+def test_two_runs_give_identical_rows(catalogue):
+    first, second = catalogue["rows_of_two_runs"]
+    assert first["assignments"] and first["task_transitions"]
+    assert first == second
 
 
 def test_rerunning_the_run_id_keeps_row_counts(spark, catalogue):
