@@ -101,8 +101,22 @@ def write_run_rows(frame: DataFrame, location: TableLocation, run_id: str) -> No
     )
     if location.path is not None:
         writer.save(location.path)
-    else:
-        writer.saveAsTable(location.catalog_name)
+        return
+    spark = frame.sparkSession
+    if not spark.catalog.tableExists(location.catalog_name):
+        # Creating the table with this run's rows is itself one transaction.
+        frame.write.format("delta").mode("append").partitionBy(PARTITION_COLUMN).saveAsTable(
+            location.catalog_name
+        )
+        return
+    view = f"fleet_assignor_run_rows_{location.name}"
+    frame.createOrReplaceTempView(view)
+    try:
+        spark.sql(
+            f"INSERT INTO {location.catalog_name} REPLACE WHERE {_run_condition(run_id)} SELECT * FROM {view}"
+        )
+    finally:
+        spark.catalog.dropTempView(view)
 
 
 def read_existing(spark: SparkSession, location: TableLocation) -> DataFrame | None:
