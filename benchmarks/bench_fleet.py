@@ -88,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
             )  # fmt: skip
             run["ratio_to_identity_baseline"] = round(run["seconds"] / base, 2)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    # Keep earlier measurements of other sizes / kinds (each size can be run on its own).
+    earlier = json.loads(RESULTS.read_text()).get("runs", []) if RESULTS.exists() else []
+    measured = {(r["applications"], r["grouped_map"], r["assignor"]) for r in runs}
+    runs = [r for r in earlier if (r["applications"], r["grouped_map"], r["assignor"]) not in measured] + runs
+    runs.sort(key=lambda r: (r["applications"], r["grouped_map"], r["assignor"]))
     RESULTS.write_text(
         json.dumps(
             {
