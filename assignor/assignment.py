@@ -154,5 +154,5 @@ class TaskAssignment:
         return len(self.assignments)
 
     def by_process_id(self) -> dict[ProcessId, KafkaStreamsAssignment]:
-        """Assignments keyed by client; a client listed twice keeps its last assignment, as Kafka applies it."""
+        """Assignments keyed by client; a client listed twice keeps its last assignment (as Kafka)."""
         return {a.process_id(): a for a in self.assignments}

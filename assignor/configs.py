@@ -58,7 +58,9 @@ class AssignmentConfigs:
         _require_int("max_warmup_replicas", self.max_warmup_replicas, 1)
         _require_int("num_standby_replicas", self.num_standby_replicas, 0)
         _require_int(
-            "probing_rebalance_interval_ms", self.probing_rebalance_interval_ms, MIN_PROBING_REBALANCE_INTERVAL_MS
+            "probing_rebalance_interval_ms",
+            self.probing_rebalance_interval_ms,
+            MIN_PROBING_REBALANCE_INTERVAL_MS,
         )
         tags = self.rack_aware_assignment_tags
         if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
@@ -66,12 +68,16 @@ class AssignmentConfigs:
         object.__setattr__(self, "rack_aware_assignment_tags", tuple(tags))
         if len(tags) > MAX_RACK_AWARE_ASSIGNMENT_TAGS:
             raise ConfigException(
-                "rack_aware_assignment_tags", list(tags), f"at most {MAX_RACK_AWARE_ASSIGNMENT_TAGS} tags allowed"
+                "rack_aware_assignment_tags",
+                list(tags),
+                f"at most {MAX_RACK_AWARE_ASSIGNMENT_TAGS} tags allowed",
             )
         for name in ("rack_aware_traffic_cost", "rack_aware_non_overlap_cost"):
             value = getattr(self, name)
             if value is not None:
                 _require_int(name, value, 0)
         object.__setattr__(
-            self, "rack_aware_assignment_strategy", RackAwareStrategy.parse(self.rack_aware_assignment_strategy)
+            self,
+            "rack_aware_assignment_strategy",
+            RackAwareStrategy.parse(self.rack_aware_assignment_strategy),
         )

@@ -12,7 +12,6 @@ from assignor.process_id import ProcessId
 from assignor.task_id import TaskId
 
 
-
 @dataclass(frozen=True, slots=True, order=True)
 class TopicPartition:
     topic: str
@@ -96,7 +95,7 @@ class KafkaStreamsState:
         return self.task_lags
 
     def lag_for(self, task: TaskId) -> int:
-        """The client's lag for a task with a changelog: -2 running active, -3 unknown, else records behind."""
+        """The client's lag for a changelogged task: -2 running active, -3 unknown, else records behind."""
         lags = self._lags()
         try:
             return lags[task]

@@ -27,7 +27,7 @@ class TaskId:
 
     @classmethod
     def parse(cls, text: str) -> TaskId:
-        """Parse the text form; raise `TaskIdFormatError` unless it is canonical (``"0_1"``, not ``"00_1"``)."""
+        """Parse the text form; raise `TaskIdFormatError` unless canonical (``"0_1"``, not ``"00_1"``)."""
         if not isinstance(text, str):
             raise TaskIdFormatError(f"task id must be a string, got {text!r}")
         name: str | None = None

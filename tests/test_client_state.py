@@ -45,7 +45,9 @@ def test_zero_capacity_is_refused():
 
 
 def test_stateful_and_stateless_actives_split_on_lag_entries():
-    c = ClientState(ProcessId.of(1), 1, task_lags={T00: 0}, consumer_previous_stateful={"c": frozenset({T00})})
+    c = ClientState(
+        ProcessId.of(1), 1, task_lags={T00: 0}, consumer_previous_stateful={"c": frozenset({T00})}
+    )
     c.assign_active(T00)
     c.assign_active(T01)
     assert c.stateful_active_tasks() == [T00] and c.stateless_active_tasks() == [T01]

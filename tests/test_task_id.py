@@ -17,7 +17,9 @@ def test_parse_and_format_round_trip(text, expected):
     assert str(expected) == text
 
 
-@pytest.mark.parametrize("text", ["", "1", "_1", "1_", "a_1", "1_a", "00_1", "1_01", "-1_2", "1_2_3", "__1_2", 7])
+@pytest.mark.parametrize(
+    "text", ["", "1", "_1", "1_", "a_1", "1_a", "00_1", "1_01", "-1_2", "1_2_3", "__1_2", 7]
+)
 def test_rejects_non_canonical_or_malformed(text):
     with pytest.raises(TaskIdFormatError):
         TaskId.parse(text)
