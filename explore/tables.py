@@ -14,21 +14,11 @@ from typing import Any
 
 from explore.planning import scenario_consumers
 from explore.simulate import end_offset_sums
+from schemas.columns import APPLICATION_CONFIG_COLUMNS
 
 RUNNING_ACTIVE = -2
 UNKNOWN = -3
-CONFIG_COLUMNS = (
-    "assignor",
-    "acceptable_recovery_lag",
-    "max_warmup_replicas",
-    "num_standby_replicas",
-    "probing_rebalance_interval_ms",
-    "rack_aware_assignment_strategy",
-    "rack_aware_traffic_cost",
-    "rack_aware_non_overlap_cost",
-    "rack_aware_assignment_tags",
-    "assignor_configs",
-)
+CONFIG_COLUMNS = APPLICATION_CONFIG_COLUMNS
 INPUT_TABLES = (
     "applications",
     "tasks",

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from schemas.columns import APPLICATION_CONFIG_COLUMNS
+
 MAX_LONG = 2**63 - 1
 LATEST_OFFSET = -2  # running active: caught up by definition
 UNKNOWN_OFFSET = -3
@@ -98,18 +100,7 @@ def planned_app_ids(applications: DataFrame, subscriptions: DataFrame) -> DataFr
     return ids.where(F.col(APP).isNotNull()).distinct()
 
 
-CONFIG_COLUMNS = (
-    "assignor",
-    "acceptable_recovery_lag",
-    "max_warmup_replicas",
-    "num_standby_replicas",
-    "probing_rebalance_interval_ms",
-    "rack_aware_assignment_strategy",
-    "rack_aware_traffic_cost",
-    "rack_aware_non_overlap_cost",
-    "rack_aware_assignment_tags",
-    "assignor_configs",
-)
+CONFIG_COLUMNS = APPLICATION_CONFIG_COLUMNS
 
 
 def application_configs(applications: DataFrame) -> tuple[DataFrame, DataFrame]:

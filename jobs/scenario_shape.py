@@ -9,20 +9,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from schemas.columns import APPLICATION_CONFIG_COLUMNS
+
 # The scenario's config keys are the `applications` columns (tables.md); nulls are left out so that the
 # scenario loader applies the same defaults as a null column.
-CONFIG_KEYS = (
-    "assignor",
-    "acceptable_recovery_lag",
-    "max_warmup_replicas",
-    "num_standby_replicas",
-    "probing_rebalance_interval_ms",
-    "rack_aware_assignment_strategy",
-    "rack_aware_traffic_cost",
-    "rack_aware_non_overlap_cost",
-    "rack_aware_assignment_tags",
-    "assignor_configs",
-)
+CONFIG_KEYS = APPLICATION_CONFIG_COLUMNS
 MAX_PROBLEMS_SHOWN = 20
 
 

@@ -280,6 +280,10 @@ ROW_ASSIGNMENT = "ASSIGNMENT"
 ROW_CLIENT = "CLIENT"
 ROW_TRANSITION = "TRANSITION"
 
+# The RESULT rows carry assignment_results' columns but these: the job adds run_id and planned_at, and
+# app_id and restore_lag are shared with other kinds (listed once, above them).
+_RESULT_COLUMNS_NOT_REPEATED = ("run_id", "app_id", "restore_lag", "planned_at")
+
 PLANNED_ROWS = StructType(
     [
         _field("kind", STRING, False),
@@ -300,23 +304,7 @@ PLANNED_ROWS = StructType(
         # TRANSITION and RESULT
         _field("restore_lag", LONG),
         # RESULT
-        _field("assignor", STRING),
-        _field("status", STRING),
-        _field("error", STRING),
-        _field("error_detail", STRING),
-        _field("probing_rebalance", BOOL),
-        _field("num_clients", INT),
-        _field("num_threads", INT),
-        _field("num_tasks", INT),
-        _field("num_stateful_tasks", INT),
-        _field("active_moves", INT),
-        _field("standby_moves", INT),
-        _field("warmups", INT),
-        _field("unassigned_tasks", STRINGS),
-        _field("max_tasks_per_thread", DOUBLE),
-        _field("min_tasks_per_thread", DOUBLE),
-        _field("cross_rack_cost", LONG),
-        _field("duration_ms", DOUBLE),
+        *(f for f in ASSIGNMENT_RESULTS.fields if f.name not in _RESULT_COLUMNS_NOT_REPEATED),
     ]
 )
 

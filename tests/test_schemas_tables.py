@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
 
+from schemas.columns import APPLICATION_CONFIG_COLUMNS
 from schemas.tables import (
+    APPLICATIONS,
     ASSIGNMENT_RESULTS,
     INPUT_TABLES,
     OUTPUT_TABLES,
@@ -58,3 +60,16 @@ def test_planned_rows_cover_every_output_column_the_grouped_map_fills():
     for table in ("assignments", "client_assignments", "task_transitions"):
         assert set(OUTPUT_TABLES[table].fieldNames()) - {"run_id", "followup_rebalance_deadline"} <= planned
     assert set(ASSIGNMENT_RESULTS.fieldNames()) - {"run_id", "planned_at"} <= planned
+
+
+def test_application_config_columns_are_the_applications_columns_after_the_keys():
+    # The Spark-free list (workers, explore) must follow the schema if a config column is added or renamed.
+    names = [f.name for f in APPLICATIONS.fields]
+    assert list(APPLICATION_CONFIG_COLUMNS) == names[names.index("cluster_id") + 1 :]
+
+
+def test_planned_rows_carry_every_result_column_the_job_does_not_add():
+    planned = {f.name: f.dataType for f in PLANNED_ROWS.fields}
+    for field in ASSIGNMENT_RESULTS.fields:
+        if field.name not in ("run_id", "planned_at"):
+            assert planned[field.name] == field.dataType, field.name
