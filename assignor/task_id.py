@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _NAMED_DELIMITER = "__"
 _CANONICAL_INT = re.compile(r"0|[1-9][0-9]*")
@@ -30,6 +31,10 @@ class TaskId:
         """Parse the text form; raise `TaskIdFormatError` unless canonical (``"0_1"``, not ``"00_1"``)."""
         if not isinstance(text, str):
             raise TaskIdFormatError(f"task id must be a string, got {text!r}")
+        return _parse_text(text)
+
+    @classmethod
+    def _from_text(cls, text: str) -> TaskId:
         name: str | None = None
         rest = text
         if _NAMED_DELIMITER in text:
@@ -71,3 +76,9 @@ class TaskId:
     def __ge__(self, other: TaskId) -> bool:
         a, b = self._key(other)
         return a >= b
+
+
+# A fleet run parses the same few thousand ids over and over (every app has "0_0"); ids are immutable.
+@lru_cache(maxsize=1 << 16)
+def _parse_text(text: str) -> TaskId:
+    return TaskId._from_text(text)
