@@ -31,6 +31,18 @@ from jobs.synthetic import write_synthetic_fleet  # noqa: E402
 RESULTS = REPO / "benchmarks" / "results" / "bench_fleet.json"
 SCRATCH = REPO / "benchmarks" / "results" / "tmp" / "fleet"
 IDENTITY = "jobs.baseline:IdentityAssignor"
+WARM_UP_APPLICATIONS = 200
+METHOD = (
+    f"one unmeasured {WARM_UP_APPLICATIONS}-application run per grouped-map kind first; then per size and "
+    "kind the identity baseline, then the configured assignors, each once; wall clock of run_job "
+    "(read, shape, plan, write five tables)"
+)
+
+
+def shuffle_partitions(size: int) -> int:
+    """A multiple of the cores (an odd count leaves one core idle in the grouped map's last wave)."""
+    cores = os.cpu_count() or 2
+    return min(64, 4 * cores * max(1, size // 25_000))
 
 
 def measure(spark, inputs: Path, size: int, kind: GroupedMapKind, assignor: str | None) -> dict:
@@ -39,8 +51,9 @@ def measure(spark, inputs: Path, size: int, kind: GroupedMapKind, assignor: str 
     config = JobConfig(
         input_path=str(inputs), output_path=str(out), run_id="bench", assignor=assignor,
         planned_at_ms=1_767_225_600_000, grouped_map=kind,
-        shuffle_partitions=max(4, min(64, size // 2000)),
+        shuffle_partitions=shuffle_partitions(size),
     )  # fmt: skip
+    load_before = os.getloadavg()[0]
     started = time.perf_counter()
     summary = run_job(spark, replace(config))
     seconds = time.perf_counter() - started
@@ -53,7 +66,20 @@ def measure(spark, inputs: Path, size: int, kind: GroupedMapKind, assignor: str 
         "applications_per_second": round(size / seconds, 1),
         "tasks": summary.num_tasks,
         "statuses": summary.statuses,
+        "shuffle_partitions": config.shuffle_partitions,
+        "load_average_1min": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
     }
+
+
+def warm_up(spark, kinds: list[GroupedMapKind]) -> None:
+    """One small unmeasured run per grouped-map kind: the JVM's JIT, the query planner's caches and the
+    Python workers' imports are warm before anything is timed, so baseline and planned runs compare alike."""
+    inputs = SCRATCH / "in-warmup"
+    shutil.rmtree(inputs, ignore_errors=True)
+    write_synthetic_fleet(spark, str(inputs), WARM_UP_APPLICATIONS)
+    for kind in kinds:
+        measure(spark, inputs, WARM_UP_APPLICATIONS, kind, None)
+    shutil.rmtree(inputs, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         "fleet-assignor-bench", master="local[2]", extra_conf={"spark.driver.memory": "10g"}
     )
     spark.sparkContext.setLogLevel("ERROR")
+    kinds = [GroupedMapKind.parse(k) for k in args.kinds.split(",")]
+    warm_up(spark, kinds)
     runs = []
     for size in (int(s) for s in args.sizes.split(",")):
         inputs = SCRATCH / f"in-{size}"
@@ -72,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         rows = write_synthetic_fleet(spark, str(inputs), size)
         print(f"{size} applications generated in {time.perf_counter() - started:.1f} s: {rows}", flush=True)
-        for kind in (GroupedMapKind.parse(k) for k in args.kinds.split(",")):
-            for assignor in (None, IDENTITY):
+        for kind in kinds:
+            for assignor in (IDENTITY, None):
                 result = measure(spark, inputs, size, kind, assignor)
                 result["input_rows"] = rows
                 print(json.dumps(result), flush=True)
@@ -99,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                 "benchmark": "fleet planning job, local[2] Spark + Delta",
                 "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+                "method": METHOD,
                 "runs": runs,
             },
             indent=2,
