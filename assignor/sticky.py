@@ -158,13 +158,9 @@ class _StickyState:
 
     # --- placement ------------------------------------------------------------------------------------
     def finalize(self, j: int, i: int, role: AssignedTaskType) -> None:
-        self.roles[i][j] = role
-        self.total[i] += 1
-        self.mask[i] |= 1 << j
-        self.holders[j].append(i)
+        """Place task j on client i and settle the waiting count of its previous owner."""
+        self._record(j, i, role)
         if role is ACTIVE:
-            self.active_count[i] += 1
-            self.active_owner[j] = i
             owner = self.prev_active[j]
             if j in self.waiting_tasks:
                 self.waiting_tasks.discard(j)
@@ -282,6 +278,10 @@ class _StickyState:
             self._rekey(i)
 
     def _finalize_plain(self, j: int, i: int, role: AssignedTaskType) -> None:
+        self._record(j, i, role)
+        self._rekey(i)
+
+    def _record(self, j: int, i: int, role: AssignedTaskType) -> None:
         self.roles[i][j] = role
         self.total[i] += 1
         self.mask[i] |= 1 << j
@@ -289,7 +289,6 @@ class _StickyState:
         if role is ACTIVE:
             self.active_count[i] += 1
             self.active_owner[j] = i
-        self._rekey(i)
 
     def _start_waiting(self, remaining: Sequence[int]) -> None:
         for j, owner in enumerate(self.prev_active):
