@@ -1,6 +1,6 @@
 """HighAvailabilityTaskAssignor: Kafka's HighAvailabilityTaskAssignorTest (assignors.md §11.1, the strategy
-`none` variant, as the rack optimizer is exercised in its own tests), the worked example of §4.9, the KIP-924
-wrapper (warmups, follow-up deadline) and determinism.
+`none` variant; #33 and #34 under the rack strategies are in test_high_availability_rack_random.py), the
+worked example of §4.9, the KIP-924 wrapper (warmups, follow-up deadline) and determinism.
 
 The helpers below are Kafka's AssignmentTestUtils (§11.0); the convergence test reuses them.
 """
