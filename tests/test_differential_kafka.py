@@ -320,7 +320,7 @@ Holdings = dict[str, tuple[frozenset[str], frozenset[str]]]  # process id -> (ac
 class RackStep:
     """One optimizer call during a replay: its input, ours's output and Kafka's output (None: not asked)."""
 
-    kind: str  # "active" or "standby"
+    kind: str  # "active", "standby" (our whole step), "standby pair" (one pair), "standby loop" (mismatch)
     tasks: frozenset[str]
     before: Holdings
     ours: Holdings
