@@ -191,3 +191,18 @@ def test_plots_command_writes_the_fleet_figures(fleet, tmp_path, capsys):
     names = sorted(p.name for p in target.glob("*.png"))
     assert names == ["fleet_overview.png", "moves_per_app.png", "rack_traffic.png"]
     assert capsys.readouterr().out.count(".png") == 3
+
+
+def test_the_readme_exploring_example_runs_on_this_run(fleet, tmp_path, monkeypatch):
+    """README's "Exploring a run" block, as written, on this module's run (paths pointed at it)."""
+    from tests.test_readme import code_blocks
+
+    block = next(text for heading, text in code_blocks("python") if heading == "Exploring a run")
+    source = block.replace('"fleet-output/outputs"', repr(str(fleet["output"])))
+    source = source.replace('"fleet-output/inputs"', repr(str(fleet["input"])))
+    assert source != block
+    monkeypatch.chdir(tmp_path)  # the example saves fleet.png in the working directory
+    namespace: dict = {}
+    exec(compile(source, "README.md", "exec"), namespace)
+    assert (tmp_path / "fleet.png").stat().st_size > 0
+    assert namespace["report"].comparison is not None and namespace["sim"].probing_rebalances >= 0
