@@ -59,9 +59,12 @@ def assignor_commands() -> list[str]:
 
 
 def run_example(command: str, shared_dir: Path, tmp_path: Path) -> subprocess.CompletedProcess:
-    argv = shlex.split(command)
-    argv[0] = sys.executable
-    argv = [a.replace("../shared", str(shared_dir)).replace("/tmp/", f"{tmp_path}/") for a in argv]
+    def local(arg: str) -> str:
+        if arg.startswith("../shared/"):
+            return str(shared_dir) + arg.removeprefix("../shared")
+        return str(tmp_path / arg.removeprefix("/tmp/")) if arg.startswith("/tmp/") else arg
+
+    argv = [sys.executable, *(local(a) for a in shlex.split(command)[1:])]
     return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
