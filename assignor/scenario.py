@@ -219,24 +219,27 @@ class _Loader:
         return TaskInfo(task, bool(stores), frozenset(stores), partitions)
 
     def partition(self, raw: object, path: str) -> TaskTopicPartition:
-        _require_type(raw, dict, path, "an object")
+        # Hot in the fleet job (every partition of every task): paths are built only for an error.
+        if not isinstance(raw, dict):
+            _require_type(raw, dict, path, "an object")
         topic = raw.get("topic")
-        _require_type(topic, str, f"{path}.topic", "a string")
+        if not isinstance(topic, str):
+            _require_type(topic, str, f"{path}.topic", "a string")
         number = raw.get("partition")
         if not _is_int(number) or number < 0:
             raise ScenarioError(f"{path}.partition", f"must be an integer >= 0, got {_show(number)}")
-        flags = {}
-        for key in ("source", "changelog"):
-            flags[key] = raw.get(key, False)
-            _require_type(flags[key], bool, f"{path}.{key}", "true or false")
+        source = raw.get("source", False)
+        if source is not True and source is not False:
+            _require_type(source, bool, f"{path}.source", "true or false")
+        changelog = raw.get("changelog", False)
+        if changelog is not True and changelog is not False:
+            _require_type(changelog, bool, f"{path}.changelog", "true or false")
         racks = _optional_list(raw, "racks", path)
         for j, rack in enumerate(racks):
-            _require_type(rack, str, f"{path}.racks[{j}]", "a string")
+            if not isinstance(rack, str):
+                _require_type(rack, str, f"{path}.racks[{j}]", "a string")
         return TaskTopicPartition(
-            TopicPartition(topic, number),
-            flags["source"],
-            flags["changelog"],
-            frozenset(r for r in racks if r),
+            TopicPartition(topic, number), source, changelog, frozenset(r for r in racks if r)
         )
 
     # --- clients --------------------------------------------------------------------------------------
@@ -319,24 +322,38 @@ class _Loader:
             self.warn(path, f"task {task} is in both prev_active and prev_standby: kept as active")
         return active, standby - active
 
-    def reported_lags(self, raw: object, path: str, known: Mapping[TaskId, TaskInfo]) -> dict[TaskId, int]:
+    def reported_lags(
+        self, raw: object, path: str, known: Mapping[TaskId, TaskInfo], with_changelog: frozenset[TaskId]
+    ) -> dict[TaskId, int]:
         if raw is None:
             return {}
         _require_type(raw, dict, path, "an object of task id -> lag")
         lags = {}
         for key, value in raw.items():
-            key_path = _key_path(path, key)
-            task = _parse_task_id(key, key_path)
-            if not _is_int(value) or not (value in (LATEST_OFFSET, UNKNOWN_OFFSET) or 0 <= value <= MAX_LONG):
-                raise ScenarioError(
-                    key_path,
-                    f"lag must be -2 (running active), -3 (unknown) or 0..2^63-1, got {_show(value)}",
-                )
-            if task not in known:
-                self.warn(key_path, f"unknown task {task} dropped")
-            elif known[task].has_changelog:  # lags of tasks without a changelog mean nothing: ignored
+            try:
+                task = TaskId.parse(key)
+            except TaskIdFormatError:
+                task = None
+            if (
+                task is None
+                or not _is_int(value)
+                or not (value in (LATEST_OFFSET, UNKNOWN_OFFSET) or 0 <= value <= MAX_LONG)
+            ):
+                self._bad_lag(path, key, value)
+            if task in with_changelog:
                 lags[task] = value
+            elif task not in known:
+                self.warn(_key_path(path, key), f"unknown task {task} dropped")
+            # Lags of tasks without a changelog mean nothing: ignored.
         return lags
+
+    @staticmethod
+    def _bad_lag(path: str, key: object, value: object) -> None:
+        key_path = _key_path(path, key)
+        _parse_task_id(key, key_path)
+        raise ScenarioError(
+            key_path, f"lag must be -2 (running active), -3 (unknown) or 0..2^63-1, got {_show(value)}"
+        )
 
     def tags(self, raw: Mapping[str, Any], path: str, required: Sequence[str]) -> dict[str, str]:
         tags = raw.get("tags")
@@ -365,10 +382,11 @@ def _end_offset_sums(
 ) -> dict[TaskId, int]:
     """A client with no state for a task lags by the whole changelog, so the largest non-negative lag
     reported for a task is its end-offset sum (0 when nobody reports one: empty changelogs)."""
-    sums = {}
-    for task in stateful:
-        values = [lags[task] for lags in reported.values() if lags.get(task, -1) >= 0]
-        sums[task] = max(values, default=0)
+    sums = dict.fromkeys(stateful, 0)
+    for lags in reported.values():
+        for task, lag in lags.items():
+            if lag > sums.get(task, lag):
+                sums[task] = lag
     return sums
 
 
@@ -404,6 +422,7 @@ def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -
     task_infos = loader.tasks(obj.get("tasks"))
     known = {info.id: info for info in task_infos}
     stateful = sorted(t for t, info in known.items() if info.has_changelog)
+    with_changelog = frozenset(stateful)
 
     raw_clients = obj.get("clients")
     if raw_clients is None:
@@ -439,7 +458,7 @@ def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -
                     )
                 seen_consumers[consumer.consumer_id] = f"{path}.threads"
         prev_active, prev_standby = loader.previous_tasks(raw, path, known, consumers)
-        lags = loader.reported_lags(raw.get("lags"), f"{path}.lags", known)
+        lags = loader.reported_lags(raw.get("lags"), f"{path}.lags", known, with_changelog)
         tags = loader.tags(raw, path, configs.rack_aware_assignment_tags)
         rack = loader.optional_string(raw, "rack", path)
         host_info = loader.optional_string(raw, "host_info", path)

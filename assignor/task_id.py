@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 _NAMED_DELIMITER = "__"
@@ -25,6 +25,17 @@ class TaskId:
     subtopology: int
     partition: int
     topology_name: str | None = None
+    # Task ids are hashed and sorted millions of times per fleet run: key and hash are computed once.
+    _order: tuple[str, int, int] = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        order = (self.topology_name or "", self.subtopology, self.partition)
+        object.__setattr__(self, "_order", order)
+        object.__setattr__(self, "_hash", hash((self.subtopology, self.partition, self.topology_name)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @classmethod
     def parse(cls, text: str) -> TaskId:
@@ -53,29 +64,25 @@ class TaskId:
     def __repr__(self) -> str:
         return f"TaskId({str(self)!r})"
 
-    def _key(self, other: TaskId) -> tuple[tuple, tuple]:
+    def _check_comparable(self, other: TaskId) -> None:
         if (self.topology_name is None) != (other.topology_name is None):
             raise TypeError("can't compare a TaskId with a topology name to one without")
-        return (
-            (self.topology_name or "", self.subtopology, self.partition),
-            (other.topology_name or "", other.subtopology, other.partition),
-        )
 
     def __lt__(self, other: TaskId) -> bool:
-        a, b = self._key(other)
-        return a < b
+        self._check_comparable(other)
+        return self._order < other._order
 
     def __le__(self, other: TaskId) -> bool:
-        a, b = self._key(other)
-        return a <= b
+        self._check_comparable(other)
+        return self._order <= other._order
 
     def __gt__(self, other: TaskId) -> bool:
-        a, b = self._key(other)
-        return a > b
+        self._check_comparable(other)
+        return self._order > other._order
 
     def __ge__(self, other: TaskId) -> bool:
-        a, b = self._key(other)
-        return a >= b
+        self._check_comparable(other)
+        return self._order >= other._order
 
 
 # A fleet run parses the same few thousand ids over and over (every app has "0_0"); ids are immutable.
