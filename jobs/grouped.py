@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
-from jobs.plan_rows import COLUMNS, PlanSettings, plan_application
+from jobs.plan_rows import COLUMNS, KIND_COLUMNS, PlanSettings, plan_application
 from schemas.tables import PLANNED_ROWS
 
 
@@ -47,6 +47,30 @@ def arrow_schema() -> pa.Schema:
     return _ARROW_SCHEMA
 
 
+def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows of PLANNED_ROWS as one Arrow table, grouped by kind (in KIND_COLUMNS order).
+
+    Column by column and kind by kind: only the columns a kind fills are read from its rows, the others
+    are null arrays, which spares converting the many nulls of a wide, sparse row one by one."""
+    schema = arrow_schema()
+    by_kind: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KIND_COLUMNS}
+    for row in rows:
+        by_kind[row["kind"]].append(row)
+    tables = []
+    for kind, kind_rows in by_kind.items():
+        if not kind_rows:
+            continue
+        filled = KIND_COLUMNS[kind]
+        arrays = [
+            pa.array([r[f.name] for r in kind_rows], f.type)
+            if f.name in filled
+            else pa.nulls(len(kind_rows), f.type)
+            for f in schema
+        ]
+        tables.append(pa.Table.from_arrays(arrays, schema=schema))
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
 def _plan_all(pairs: Iterable[tuple[str, str]], settings: PlanSettings) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for app_id, scenario in pairs:
@@ -58,7 +82,7 @@ def pandas_function(settings: PlanSettings) -> Callable[[pd.DataFrame], pd.DataF
     def plan_group(frame: pd.DataFrame) -> pd.DataFrame:
         rows = _plan_all(zip(frame["app_id"], frame["scenario"]), settings)
         # Through Arrow so that nullable ints and string lists keep their types.
-        return pa.Table.from_pylist(rows, schema=arrow_schema()).to_pandas()
+        return rows_table(rows).to_pandas()
 
     return plan_group
 
@@ -66,7 +90,7 @@ def pandas_function(settings: PlanSettings) -> Callable[[pd.DataFrame], pd.DataF
 def arrow_function(settings: PlanSettings) -> Callable[[pa.Table], pa.Table]:
     def plan_group(table: pa.Table) -> pa.Table:
         pairs = zip(table.column("app_id").to_pylist(), table.column("scenario").to_pylist())
-        return pa.Table.from_pylist(_plan_all(pairs, settings), schema=arrow_schema())
+        return rows_table(_plan_all(pairs, settings))
 
     return plan_group
 
@@ -79,4 +103,12 @@ def plan_fleet(apps: DataFrame, settings: PlanSettings, kind: GroupedMapKind | s
     return grouped.applyInArrow(arrow_function(settings), schema=PLANNED_ROWS)
 
 
-__all__ = ["COLUMNS", "GroupedMapKind", "PlanSettings", "arrow_function", "pandas_function", "plan_fleet"]
+__all__ = [
+    "COLUMNS",
+    "GroupedMapKind",
+    "PlanSettings",
+    "arrow_function",
+    "pandas_function",
+    "plan_fleet",
+    "rows_table",
+]

@@ -19,6 +19,18 @@ from jobs.scenario_shape import AppInput, describe_path, invalid_input_detail, s
 from schemas.tables import PLANNED_ROWS, ROW_ASSIGNMENT, ROW_CLIENT, ROW_RESULT, ROW_TRANSITION
 
 COLUMNS: tuple[str, ...] = tuple(PLANNED_ROWS.fieldNames())
+# The columns each kind of row fills; every other column of PLANNED_ROWS is null in rows of that kind.
+# (jobs.grouped builds the grouped map's Arrow output column by column from these.)
+KIND_COLUMNS: dict[str, tuple[str, ...]] = {
+    ROW_RESULT: ("kind", "app_id", "restore_lag", *COLUMNS[COLUMNS.index("restore_lag") + 1 :]),
+    ROW_ASSIGNMENT: (
+        "kind", "app_id", "process_id", "consumer_client_id", "task_id", "task_type", "is_warmup",
+    ),
+    ROW_CLIENT: (
+        "kind", "app_id", "process_id", "active_tasks", "standby_tasks", "followup_rebalance_deadline_ms",
+    ),
+    ROW_TRANSITION: ("kind", "app_id", "process_id", "task_id", "transition", "restore_lag"),
+}  # fmt: skip
 INVALID_INPUT = "INVALID_INPUT"
 # Statuses whose plan is rolled out (POLICY.md §4, §5): an invalid assignment never is.
 ROLLED_OUT = frozenset({PlanStatus.OK.value, PlanStatus.ASSIGNOR_FAILED.value})

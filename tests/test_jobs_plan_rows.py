@@ -11,6 +11,7 @@ import types
 import pytest
 
 from assignor import AssignedTask, BaseTaskAssignor, KafkaStreamsAssignment, ProcessId, TaskAssignment, TaskId
+from jobs.grouped import rows_table
 from jobs.plan_rows import PlanSettings, plan_application
 from jobs.scenario_shape import describe_path, invalid_input_detail, shape_application
 
@@ -172,3 +173,20 @@ def test_no_clients_and_no_tasks_are_problems():
 def test_problem_detail_is_capped():
     detail = invalid_input_detail(tuple(f"p{i:02d}" for i in range(25)))
     assert detail.startswith("p00; p01") and detail.endswith("... and 5 more")
+
+
+def test_arrow_output_holds_every_value_of_every_kind_of_row():
+    """The grouped map's Arrow table is built per kind from KIND_COLUMNS: a column a kind fills but that is
+    not listed there would come out null."""
+    rows = plan_application("a", compact(), PlanSettings(now_ms=NOW))
+    rows += plan_application(
+        "b", compact(app_id="b"), PlanSettings(now_ms=NOW, assignor="fleet_test_assignors:FailingAssignor")
+    )
+    rows += plan_application("c", compact(clients=[]), PlanSettings(now_ms=NOW))
+    assert {r["kind"] for r in rows} == {"RESULT", "ASSIGNMENT", "CLIENT", "TRANSITION"}
+    assert {r["status"] for r in rows if r["kind"] == "RESULT"} == {"OK", "ASSIGNOR_FAILED", "INVALID_INPUT"}
+
+    def key(row):
+        return json.dumps(row, sort_keys=True)
+
+    assert sorted(rows_table(rows).to_pylist(), key=key) == sorted(rows, key=key)
