@@ -68,6 +68,8 @@ def measure(spark, inputs: Path, size: int, kind: GroupedMapKind, assignor: str 
         "statuses": summary.statuses,
         "shuffle_partitions": config.shuffle_partitions,
         "load_average_1min": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
+        # Sizes and kinds can be measured separately, so each run carries its own date.
+        "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
 
 
