@@ -20,6 +20,15 @@ class ProcessId:
 
     sort_key: tuple[int, int] = field(repr=False)
     uuid: uuid.UUID = field(compare=False)
+    # Hashed for every dict and set lookup of the assignors: computed once, the same value the generated
+    # dataclass hash gives (hash of the compared fields), so set and dict orders do not change.
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.sort_key,)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @classmethod
     def of(cls, value: uuid.UUID | int | str) -> ProcessId:

@@ -194,7 +194,8 @@ class LagTable:
             self.caught = np.ones(by_task.shape, dtype=bool)
         else:
             self.caught = (by_task == LATEST_OFFSET) | ((by_task >= 0) & (by_task <= acceptable_recovery_lag))
-        self.min_lags = by_task.min(axis=1).tolist() if len(order) else [0] * len(self.tasks)
+        self.min_lag_array = by_task.min(axis=1) if len(order) else np.zeros(len(self.tasks), dtype=np.int64)
+        self.min_lags = self.min_lag_array.tolist()
         self._candidates: dict[int, tuple[int, ...]] = {}
 
     def candidate_indices(self, j: int) -> tuple[int, ...]:
@@ -297,6 +298,36 @@ class _Plan:
         index = self.index
         return [index[pid] for pid in self._by_lag[task]]
 
+    def to_move(self, held: Sequence[Sequence[TaskId]]) -> list[tuple[TaskId, int]]:
+        """The (task, client) pairs with ``should_move``, ``held[client]`` listing the client's candidate
+        tasks: clients in index order, each client's tasks in TaskId order.
+
+        With a lag table the test runs on every held task at once in numpy (at 6,000 tasks x 2 clients the
+        per-task test was most of phases D and E); a held task the table does not know raises KeyError, as
+        ``should_move`` does.
+        """
+        table = self._table
+        if table is None:
+            return [
+                (task, client)
+                for client, tasks in enumerate(held)
+                for task in sorted(tasks, key=TASK_ORDER)
+                if self.should_move(task, client)
+            ]
+        flat = [task for tasks in held for task in tasks]
+        if not flat:
+            return []
+        rows = np.fromiter(map(table.task_index.__getitem__, flat), dtype=np.intp, count=len(flat))
+        columns = np.repeat(np.arange(len(held), dtype=np.intp), [len(tasks) for tasks in held])
+        lags = table.lags[rows, columns]
+        moving = ~table.caught[rows, columns] & (table.min_lag_array[rows] < lags)
+        chosen = [
+            (flat[k], client)
+            for k, client in zip(np.flatnonzero(moving).tolist(), columns[moving].tolist(), strict=True)
+        ]
+        chosen.sort(key=lambda pair: (pair[1], TASK_ORDER(pair[0])))
+        return chosen
+
     def should_move(self, task: TaskId, client: int) -> bool:
         """Not caught up here, and some client has a strictly smaller lag (assignors.md §4.5 step 2)."""
         table = self._table
@@ -339,11 +370,10 @@ def assign_active_task_movements(
     states = plan.states
     picker = _ClientsByLoad(states)
     movements: list[tuple[tuple[int, TaskId], TaskId, int]] = []
-    for client, state in enumerate(states):
-        lags = state.task_lags
-        for task in sorted((t for t in state.active_set() if t in lags), key=TASK_ORDER):
-            if plan.should_move(task, client):
-                movements.append(((len(plan.candidates(task)), TASK_ORDER(task)), task, client))
+    held = [[t for t in state.active_set() if t in state.task_lags] for state in states]
+    for task, client in plan.to_move(held):
+        movements.append(((len(plan.candidates(task)), TASK_ORDER(task)), task, client))
+    for client in range(len(states)):
         picker.offer(client)
     # Each active task has one owner, so the keys are unique and a sort gives Kafka's poll order.
     movements.sort(key=lambda m: m[0])
@@ -430,11 +460,13 @@ def assign_standby_task_movements(
     states = plan.states
     picker = _ClientsByLoad(states)
     queue = _JavaPriorityQueue()
-    for destination, state in enumerate(states):
+    held = []
+    for state in states:
         skip = warmups.get(state.process_id, ())
-        for task in sorted(state.standby_set(), key=TASK_ORDER):
-            if task not in skip and plan.should_move(task, destination):
-                queue.add((len(plan.candidates(task)), TASK_ORDER(task)), (task, destination))
+        held.append([t for t in state.standby_set() if t not in skip])
+    for task, destination in plan.to_move(held):
+        queue.add((len(plan.candidates(task)), TASK_ORDER(task)), (task, destination))
+    for destination in range(len(states)):
         picker.offer(destination)
 
     performed = 0
