@@ -177,13 +177,33 @@ def _place_on_least_loaded(
 def place_standbys_by_load(
     view: StandbyPlacementView, tasks: Collection[TaskId], num_standby_replicas: int
 ) -> None:
-    """Each task gets min(num_standby_replicas, clients not holding it) standbys, least-loaded first."""
+    """Each task gets min(num_standby_replicas, clients not holding it) standbys, least-loaded first.
+
+    This is `LeastLoadedClients` polled and re-offered once per standby (as `_place_on_least_loaded` does),
+    reduced to what that discipline leaves: a client is re-offered right after its pick, so every client is
+    a member at every poll, and the priority set is one list sorted by (load, ProcessId) in which a pick is
+    the first client not holding the task and only the picked client's entry moves (a third of the calls
+    per standby; 1,000 tasks x 100 clients with 50 standbys spent most of the HA assignor here).
+    """
     if num_standby_replicas <= 0:
         return
-    clients = LeastLoadedClients(view)
-    clients.offer_all(view.client_ids())
+    holds, load, assign = view.holds, view.load, view.assign_standby
+    order = sorted((load(client), client.sort_key, client) for client in view.client_ids())
     for task in _visiting_order(tasks, sorted):
-        missing = _place_on_least_loaded(view, clients, task, num_standby_replicas)
+        missing = num_standby_replicas
+        while missing > 0:
+            for position, entry in enumerate(order):
+                if not holds(entry[2], task):
+                    break
+            else:
+                break  # every client holds the task
+            client = entry[2]
+            assign(client, task)
+            missing -= 1
+            new_load = load(client)
+            if new_load != entry[0]:
+                del order[position]
+                insort(order, (new_load, entry[1], client))
         if missing:
             log.warning(
                 "unable to assign %d of %d standby replicas of task %s: not enough clients",

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import assignor.standby as standby_module
+import assignor.task_assignment_utils as utils_module
 from assignor import (
     AssignedTask,
     AssignmentConfigs,
@@ -181,6 +182,22 @@ def _reference_priority_set(view):
     return ConstrainedPrioritySet(lambda client, task: not view.holds(client, task), view.load)
 
 
+def _reference_place_by_load(view, tasks, num_standby_replicas):
+    """Least-loaded placement as the model states it: poll the priority set once per standby, assign, re-offer
+    (`place_standbys_by_load` reduces this loop to one sorted list)."""
+    if num_standby_replicas <= 0:
+        return
+    clients = _reference_priority_set(view)
+    clients.offer_all(view.client_ids())
+    for task in sorted(tasks) if isinstance(tasks, (set, frozenset)) else list(tasks):
+        for _ in range(num_standby_replicas):
+            client = clients.poll(task)
+            if client is None:
+                break
+            view.assign_standby(client, task)
+            clients.offer(client)
+
+
 @PROPERTY_SETTINGS
 @given(states_with_actives())
 def test_least_loaded_clients_answers_as_the_constrained_priority_set(drawn):
@@ -198,10 +215,12 @@ def test_least_loaded_clients_answers_as_the_constrained_priority_set(drawn):
         return legacy, snapshot(kip924.values())
 
     ours = legacy_and_kip924()
-    original = standby_module.LeastLoadedClients
+    original = standby_module.LeastLoadedClients, standby_module.place_standbys_by_load
     standby_module.LeastLoadedClients = _reference_priority_set
+    standby_module.place_standbys_by_load = utils_module.place_standbys_by_load = _reference_place_by_load
     try:
         reference = legacy_and_kip924()
     finally:
-        standby_module.LeastLoadedClients = original
+        standby_module.LeastLoadedClients, standby_module.place_standbys_by_load = original
+        utils_module.place_standbys_by_load = original[1]
     assert ours == reference
