@@ -8,21 +8,27 @@ choice among the clients that do not hold the task. Rack-aware optimization runs
 
 Where Kafka iterates hash maps we use signed ProcessId and TaskId order, plus two deliberate improvements
 (POLICY.md §3), both measured against Kafka's answers:
-* among equally loaded clients, the least-loaded pick prefers the client with the fewest of its own
-  previous actives still waiting to be placed (sorted order otherwise makes an over-quota client keep its
-  lowest task ids and lose the others), then the one with the most previous actives placed elsewhere (the
-  re-pick can hand one back), then the one with more threads (a task raises its load least), then the
-  smaller ProcessId;
+* among equally loaded clients, the least-loaded pick prefers the client with more threads (a task
+  raises its load least, so the spread stays narrow), then the one with the fewest of its own previous
+  actives still waiting to be placed (sorted order otherwise makes an over-quota client keep its lowest
+  task ids and lose the others), then the one with the most previous actives placed elsewhere (the
+  re-pick can hand one back), then the smaller ProcessId;
 * a final pass keeps every client's active count but re-picks which tasks fill it so that the most
-  previous actives stay (an exact maximum matching, see `_repick_to_keep_previous_actives`).
+  previous actives stay (an exact maximum matching, see `repick_to_keep_previous_actives`);
+* then the counts themselves are re-chosen where other counts are no worse in both spread and moves
+  (`improve_active_counts`), and after the rack optimizers two actives swap clients where that gives a
+  previous active back to its owner at no more cross-rack partitions (`_give_back_previous_actives`).
 
 Internals address clients by their rank in ProcessId order and tasks by their rank in TaskId order.
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 
 from assignor.assignment import AssignedTask, AssignedTaskType, KafkaStreamsAssignment, TaskAssignment
 from assignor.configs import RackAwareStrategy
@@ -75,6 +81,7 @@ class StickyTaskAssignor(BaseTaskAssignor):
             state.repick_to_keep_previous_actives()
             if state.balance_active_spread():
                 state.repick_to_keep_previous_actives()
+            state.improve_active_counts()
             state.optimize_actives_for_racks()
         state.assign_standbys()
         if not preserve:
@@ -129,8 +136,8 @@ class _StickyState:
         # previous actives now active elsewhere, negated, per previous owner: among equally loaded clients
         # with nothing waiting, the one the re-pick can give a previous active back to goes first
         self.displaced = [0] * n_clients
-        # clients sorted by key (load, waiting, -displaced, -threads, index); key_of[i] is client i's entry
-        self.key_of = [(0.0, 0, 0, -self.threads[i], i) for i in range(n_clients)]
+        # clients sorted by key (load, -threads, waiting, -displaced, index); key_of[i] is client i's entry
+        self.key_of = [(0.0, -self.threads[i], 0, 0, i) for i in range(n_clients)]
         self.by_key = sorted(self.key_of)
 
     # --- keys and loads -------------------------------------------------------------------------------
@@ -139,7 +146,7 @@ class _StickyState:
 
     def _rekey(self, i: int) -> None:
         old = self.key_of[i]
-        new = (self.total[i] / self.threads[i], self.waiting[i], -self.displaced[i], -self.threads[i], i)
+        new = (self.total[i] / self.threads[i], -self.threads[i], self.waiting[i], -self.displaced[i], i)
         if new == old:
             return
         by_key = self.by_key
@@ -304,8 +311,9 @@ class _StickyState:
             self._rekey(i)
 
     # --- the final re-pick (POLICY.md §3) -------------------------------------------------------------
-    def repick_to_keep_previous_actives(self) -> None:
-        """Keep each client's active count; re-pick which tasks fill it so the most previous actives stay.
+    def repick_to_keep_previous_actives(self, counts: Sequence[int] | None = None) -> None:
+        """Keep each client's active count (or set it to ``counts``); re-pick which tasks fill it so the
+        most previous actives stay.
 
         A maximum bipartite b-matching of tasks to their previous owners under the counts (Kuhn's
         augmenting paths, tasks in TaskId order, owners in ProcessId order), seeded with the tasks already
@@ -314,14 +322,18 @@ class _StickyState:
         room, else fill the remaining room in TaskId / ProcessId order.
         """
         n_clients = len(self.pids)
-        room = list(self.active_count)
+        room = list(self.active_count if counts is None else counts)
         new_owner = [-1] * len(self.tasks)
         kept_multi: list[list[int]] = [[] for _ in range(n_clients)]  # kept tasks with several owners
         placed = [j for j, owner in enumerate(self.active_owner) if owner >= 0]
-        for j in placed:
-            current = self.active_owner[j]
-            if current in self.prev_owners[j]:
-                self._match(j, current, new_owner, room, kept_multi)
+        # seed: tasks already on a previous owner stay, single-owner ones first (a shrunk count may not
+        # hold them all; a task with another owner can still go there by an augmenting path)
+        for multi in (False, True):
+            for j in placed:
+                current = self.active_owner[j]
+                owners = self.prev_owners[j]
+                if (len(owners) > 1) == multi and current in owners and room[current] > 0:
+                    self._match(j, current, new_owner, room, kept_multi)
         for j in placed:
             if new_owner[j] < 0 and self.prev_owners[j]:
                 self._augment(j, new_owner, room, kept_multi)
@@ -354,6 +366,130 @@ class _StickyState:
             self._finalize_plain(j, new_owner[j], ACTIVE)
         for i in range(n_clients):
             self._rekey(i)
+
+    def improve_active_counts(self) -> bool:
+        """Re-choose how many actives each client runs when another choice is no worse on both counts.
+
+        The result is judged by the spread of actives per thread (max - min) and by the previous actives
+        it moves; once the counts are fixed, the re-pick keeps the most previous actives, so only the
+        counts matter. Every count vector with all loads within [L, U] keeps at most
+        sum(min(lo_c, own_c)) + min(free, sum(min(hi_c, own_c) - lo_c)) previous actives (lo_c, hi_c: the
+        counts L and U allow; own_c: the client's previous actives; free: the tasks above the lows), and
+        that bound is reached. Scanning the achievable lowest loads L gives, exactly, the fewest moves
+        for a spread and the narrowest spread for a number of moves. Of the counts no worse than the
+        current ones on both, this takes the fewest moves, then the narrowest spread. Returns whether
+        the counts changed.
+        """
+        threads, count = self.threads, self.active_count
+        n_clients = len(self.pids)
+        if n_clients < 2 or min(threads) <= 0:
+            return False
+        total = sum(count)
+        own = [0] * n_clients  # a task claimed by several clients counts for the one running it, if any
+        for j, owners in enumerate(self.prev_owners):
+            placed = self.active_owner[j]
+            if owners and placed >= 0:
+                own[placed if placed in owners else self.prev_active[j]] += 1
+        kept_now = sum(min(n, k) for n, k in zip(count, own))
+        low_now = min(Fraction(n, t) for n, t in zip(count, threads))
+        spread_now = max(Fraction(n, t) for n, t in zip(count, threads)) - low_now
+        average = Fraction(total, sum(threads))
+        distinct = sorted(set(threads))
+
+        def loads_between(low: Fraction, high: Fraction) -> list[Fraction]:
+            found = set()
+            for t in distinct:
+                for k in range(math.ceil(low * t), math.floor(high * t) + 1):
+                    found.add(Fraction(k, t))
+            return sorted(found)
+
+        def kept_within(low: Fraction, high: Fraction) -> int:
+            """The most previous actives kept with every load in [low, high]; -1 if no counts fit."""
+            base = extra = room_total = lows = 0
+            for t, k in zip(threads, own):
+                lo, hi = math.ceil(low * t), math.floor(high * t)
+                if lo > hi:
+                    return -1
+                lows += lo
+                room_total += hi - lo
+                base += min(lo, k)
+                extra += max(0, min(hi, k) - lo)
+            if lows > total or lows + room_total < total:
+                return -1
+            return base + min(total - lows, extra)
+
+        lows_to_try = loads_between(average - spread_now, average)
+        highs = loads_between(average, average + spread_now)
+        # the fewest moves for a spread no wider than now
+        best_kept = max(kept_within(low, low + spread_now) for low in lows_to_try)
+        if best_kept < kept_now:  # cannot happen (the current counts qualify); a guard
+            return False
+        # the narrowest spread that keeps that many
+        best = None
+        for low in lows_to_try:
+            candidates = [u for u in highs if u - low <= spread_now]
+            lo_index, hi_index = 0, len(candidates)
+            while lo_index < hi_index:  # kept_within grows with the upper bound: first one that keeps enough
+                middle = (lo_index + hi_index) // 2
+                if kept_within(low, candidates[middle]) >= best_kept:
+                    hi_index = middle
+                else:
+                    lo_index = middle + 1
+            if lo_index < len(candidates):
+                key = (candidates[lo_index] - low, low)
+                if best is None or key < best:
+                    best = key
+        if best is None:
+            return False
+        width, low = best
+        if best_kept == kept_now and width == spread_now:
+            return False
+        counts = self._counts_within(low, low + width, own, total, best_kept)
+        if counts == count:
+            return False
+        before = list(count)
+        moved_before = self.active_moves()
+        self.repick_to_keep_previous_actives(counts)
+        if self.active_moves() > moved_before:  # a task claimed by two clients can defeat the bound
+            self.repick_to_keep_previous_actives(before)
+            return False
+        return True
+
+    def active_moves(self) -> int:
+        """Previous actives now running on none of the clients that claimed them."""
+        return sum(
+            1
+            for j, owners in enumerate(self.prev_owners)
+            if owners and self.active_owner[j] >= 0 and self.active_owner[j] not in owners
+        )
+
+    def _counts_within(
+        self, low: Fraction, high: Fraction, own: list[int], total: int, kept: int
+    ) -> list[int]:
+        """Counts with every load in [low, high] keeping ``kept`` previous actives: the lows, then one task
+        at a time to the client whose load after it is lowest, first among clients still short of their
+        own previous actives, then among all with room."""
+        threads = self.threads
+        lows = [math.ceil(low * t) for t in threads]
+        highs = [math.floor(high * t) for t in threads]
+        counts = list(lows)
+        spare = total - sum(lows)
+        kept_so_far = sum(min(n, k) for n, k in zip(counts, own))
+        for wanted in (True, False):
+            heap = [
+                (Fraction(counts[i] + 1, threads[i]), -threads[i], i)
+                for i in range(len(counts))
+                if counts[i] < highs[i] and (not wanted or counts[i] < own[i])
+            ]
+            heapq.heapify(heap)
+            while spare and heap and (not wanted or kept_so_far < kept):
+                _, _, i = heapq.heappop(heap)
+                counts[i] += 1
+                spare -= 1
+                kept_so_far += counts[i] <= own[i]
+                if counts[i] < highs[i] and (not wanted or counts[i] < own[i]):
+                    heapq.heappush(heap, (Fraction(counts[i] + 1, threads[i]), -threads[i], i))
+        return counts
 
     def balance_active_spread(self) -> bool:
         """Narrow the spread of active tasks per thread without moving any kept previous active.
@@ -497,9 +633,73 @@ class _StickyState:
             .with_non_overlap_cost_override(STATELESS_NON_OVERLAP_COST)
         )
         assignments = self._assignment_map()
-        optimize_rack_aware_active_tasks(stateful, assignments)
-        optimize_rack_aware_active_tasks(stateless, assignments)
+        results = (
+            optimize_rack_aware_active_tasks(stateful, assignments),
+            optimize_rack_aware_active_tasks(stateless, assignments),
+        )
         self._reload(assignments)
+        if any(getattr(result, "enabled", False) for result in results):  # None from a stand-in
+            self._give_back_previous_actives()
+
+    def _give_back_previous_actives(self) -> None:
+        """After the rack optimizers: swap two actives between clients when that puts a previous active
+        back on its previous owner without raising the cross-rack partitions.
+
+        The optimizers charge the non-overlap cost against the assignment they are given, not against the
+        previous one, and the stateless pass charges none: they may move a previous active off its owner
+        where an equally cheap placement would keep it. A swap exchanges task a (on client x, not its own)
+        with task b on a's previous owner y that y did not own, so both clients keep their counts (and,
+        under balance_subtopology, their count per subtopology); each swap keeps one more previous active
+        (two if x owned b), so this ends.
+        """
+        from assignor.rack.costs import PartitionScope, RemoteCounts
+
+        states = self.application_state.kafka_streams_states(False)
+        racks = [states[pid].rack_id for pid in self.pids]
+        remote = RemoteCounts(self.application_state.all_tasks(), PartitionScope.ALL)
+        balance = (
+            self.application_state.assignment_configs().rack_aware_assignment_strategy
+            is RackAwareStrategy.BALANCE_SUBTOPOLOGY
+        )
+        tasks, owners = self.tasks, self.prev_owners
+
+        def cost(j: int, i: int) -> int:
+            return remote.count(tasks[j], racks[i])
+
+        changed = True
+        while changed:
+            changed = False
+            for a in range(len(tasks)):
+                x = self.active_owner[a]
+                if x < 0 or not owners[a] or x in owners[a]:
+                    continue
+                best = None
+                for y in owners[a]:
+                    for b, role in self.roles[y].items():
+                        if role is not ACTIVE or y in owners[b]:
+                            continue
+                        if balance and tasks[b].subtopology != tasks[a].subtopology:
+                            continue
+                        saved = cost(a, x) + cost(b, y) - cost(a, y) - cost(b, x)
+                        if saved < 0:
+                            continue
+                        key = (-(x in owners[b]), -saved, b, y)
+                        if best is None or key < best:
+                            best = key
+                if best is not None:
+                    b, y = best[2], best[3]
+                    self._move_active(a, x, y)
+                    self._move_active(b, y, x)
+                    changed = True
+
+    def _move_active(self, j: int, source: int, destination: int) -> None:
+        del self.roles[source][j]
+        self.total[source] -= 1
+        self.mask[source] &= ~(1 << j)
+        self.active_count[source] -= 1
+        self.holders[j].remove(source)
+        self._rekey(source)
+        self._finalize_plain(j, destination, ACTIVE)
 
     def optimize_standbys_for_racks(self) -> None:
         configs = self.application_state.assignment_configs()
