@@ -30,6 +30,10 @@ class ProcessId:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple:
+        # Rebuilt through __init__ so the cached hash is always this interpreter's (as TaskId).
+        return (ProcessId, (self.sort_key, self.uuid))
+
     @classmethod
     def of(cls, value: uuid.UUID | int | str) -> ProcessId:
         """From a UUID, its text, or an int n meaning ``UUID(msb=0, lsb=n)`` (the test fixtures' ids)."""

@@ -37,6 +37,11 @@ class TaskId:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple:
+        # Rebuilt through __init__: the cached hash of the topology name differs between interpreters
+        # (PYTHONHASHSEED), so a pickled one would break set and dict lookups in a Spark or pool worker.
+        return (TaskId, (self.subtopology, self.partition, self.topology_name))
+
     @classmethod
     def parse(cls, text: str) -> TaskId:
         """Parse the text form; raise `TaskIdFormatError` unless canonical (``"0_1"``, not ``"00_1"``)."""

@@ -35,3 +35,12 @@ def test_text_round_trip_and_equality():
 def test_rejects_non_uuid(text):
     with pytest.raises(ValueError):
         ProcessId.parse(text)
+
+
+def test_pickle_round_trip_keeps_equality_hash_and_order():
+    import pickle
+
+    ids = [ProcessId.of(uuid.UUID("80000000-0000-0000-0000-000000000001")), ProcessId.of(3)]
+    loaded = pickle.loads(pickle.dumps(ids))
+    assert loaded == ids and [hash(p) for p in loaded] == [hash(p) for p in ids]
+    assert sorted(loaded) == sorted(ids) and set(loaded) == set(ids)

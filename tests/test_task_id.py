@@ -43,3 +43,27 @@ def test_comparing_named_with_unnamed_raises():
 def test_equality_and_hash_include_the_name():
     assert TaskId(0, 1) != TaskId(0, 1, "x")
     assert len({TaskId(0, 1), TaskId.parse("0_1"), TaskId(0, 1, "x")}) == 2
+
+
+def test_pickled_ids_are_found_in_an_interpreter_with_another_hash_seed():
+    """A TaskId caches its hash, which for named ids depends on the interpreter's string-hash seed: an id
+    pickled here and loaded in a worker must still be found in that worker's sets and dicts."""
+    import base64
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    ids = [TaskId.parse("orders__1_7"), TaskId.parse("0_3")]
+    payload = base64.b64encode(pickle.dumps(ids)).decode()
+    probe = (
+        "import base64, pickle, sys\n"
+        "from assignor import TaskId\n"
+        f"loaded = pickle.loads(base64.b64decode({payload!r}))\n"
+        "fresh = {TaskId.parse('orders__1_7'), TaskId.parse('0_3')}\n"
+        "sys.exit(0 if all(t in fresh for t in loaded) else 1)\n"
+    )
+    seed = "1" if os.environ.get("PYTHONHASHSEED") != "1" else "2"
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=os.getcwd())
+    assert done.returncode == 0, "an unpickled TaskId is not found among the same ids parsed in the worker"
