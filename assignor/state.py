@@ -52,10 +52,15 @@ class TaskInfo:
     is_stateful: bool
     state_store_names: frozenset[str] = frozenset()
     topic_partitions: tuple[TaskTopicPartition, ...] = ()
+    # Asked for every task by every assignor call (the stateful set, standby eligibility): derived once.
+    _has_changelog: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_has_changelog", any(tp.is_changelog for tp in self.topic_partitions))
 
     @property
     def has_changelog(self) -> bool:
-        return any(tp.is_changelog for tp in self.topic_partitions)
+        return self._has_changelog
 
     @property
     def source_partitions(self) -> tuple[TaskTopicPartition, ...]:
