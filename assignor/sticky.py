@@ -643,7 +643,7 @@ class _StickyState:
 
     def _give_back_previous_actives(self) -> None:
         """After the rack optimizers: swap two actives between clients when that puts a previous active
-        back on its previous owner without raising the cross-rack partitions.
+        back on its previous owner without raising the cross-rack traffic cost.
 
         The optimizers charge the non-overlap cost against the assignment they are given, not against the
         previous one, and the stateless pass charges none: they may move a previous active off its owner
@@ -662,6 +662,13 @@ class _StickyState:
             is RackAwareStrategy.BALANCE_SUBTOPOLOGY
         )
         tasks, owners = self.tasks, self.prev_owners
+        # Stateful and stateless actives are optimized in separate passes with their own traffic costs: a
+        # swap must not raise the two passes' traffic cost together (each partition weighted by its pass's
+        # cost), so a stateful-for-stateless trade never buys a move with dearer stateful traffic.
+        configs = self.application_state.assignment_configs()
+        stateful_cost = _or(configs.rack_aware_traffic_cost, STATEFUL_TRAFFIC_COST)
+        info = self.application_state.all_tasks()
+        weight = [stateful_cost if info[t].is_stateful else STATELESS_TRAFFIC_COST for t in tasks]
 
         def cost(j: int, i: int) -> int:
             return remote.count(tasks[j], racks[i])
@@ -680,7 +687,7 @@ class _StickyState:
                             continue
                         if balance and tasks[b].subtopology != tasks[a].subtopology:
                             continue
-                        saved = cost(a, x) + cost(b, y) - cost(a, y) - cost(b, x)
+                        saved = weight[a] * (cost(a, x) - cost(a, y)) + weight[b] * (cost(b, y) - cost(b, x))
                         if saved < 0:
                             continue
                         key = (-(x in owners[b]), -saved, b, y)
