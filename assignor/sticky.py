@@ -508,14 +508,7 @@ class _StickyState:
             move = self._spread_move(by_load)
             if move is None:
                 return moved
-            j, source, destination = move
-            del self.roles[source][j]
-            self.total[source] -= 1
-            self.mask[source] &= ~(1 << j)
-            self.active_count[source] -= 1
-            self.holders[j].remove(source)
-            self._rekey(source)
-            self._finalize_plain(j, destination, ACTIVE)
+            self._move_active(*move)
             moved = True
         return moved
 
