@@ -17,7 +17,7 @@ Where Kafka iterates hash maps we use signed ProcessId and TaskId order, plus tw
   previous actives stay (an exact maximum matching, see `repick_to_keep_previous_actives`);
 * then the counts themselves are re-chosen where other counts are no worse in both spread and moves
   (`improve_active_counts`), and after the rack optimizers two actives swap clients where that gives a
-  previous active back to its owner at no more cross-rack partitions (`_give_back_previous_actives`).
+  previous active back to its owner at no higher traffic cost (`_give_back_previous_actives`).
 
 Internals address clients by their rank in ProcessId order and tasks by their rank in TaskId order.
 """
