@@ -649,18 +649,15 @@ class _StickyState:
 
         states = self.application_state.kafka_streams_states(False)
         racks = [states[pid].rack_id for pid in self.pids]
-        remote = RemoteCounts(self.application_state.all_tasks(), PartitionScope.ALL)
-        balance = (
-            self.application_state.assignment_configs().rack_aware_assignment_strategy
-            is RackAwareStrategy.BALANCE_SUBTOPOLOGY
-        )
+        info = self.application_state.all_tasks()
+        remote = RemoteCounts(info, PartitionScope.ALL)
+        configs = self.application_state.assignment_configs()
+        balance = configs.rack_aware_assignment_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY
         tasks, owners = self.tasks, self.prev_owners
         # Stateful and stateless actives are optimized in separate passes with their own traffic costs: a
         # swap must not raise the two passes' traffic cost together (each partition weighted by its pass's
         # cost), so a stateful-for-stateless trade never buys a move with dearer stateful traffic.
-        configs = self.application_state.assignment_configs()
         stateful_cost = _or(configs.rack_aware_traffic_cost, STATEFUL_TRAFFIC_COST)
-        info = self.application_state.all_tasks()
         weight = [stateful_cost if info[t].is_stateful else STATELESS_TRAFFIC_COST for t in tasks]
 
         def cost(j: int, i: int) -> int:
