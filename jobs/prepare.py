@@ -74,16 +74,9 @@ def _has_null_element(column: Column) -> Column:
 def _saturating_sum(column: Column) -> Column:
     """Sum of longs that saturates at 2^63-1 instead of overflowing (ANSI mode would raise)."""
     total = F.sum(column.cast("decimal(38,0)"))
-    return F.least(total, F.lit(MAX_LONG).cast("decimal(38,0)")).cast("long")
-
-
-def _sort_by(column: Column, key: str) -> Column:
-    """Sort an array of structs by one field (structs holding maps are not orderable as a whole)."""
-
-    def compare(left: Column, right: Column) -> Column:
-        return F.when(left[key] < right[key], F.lit(-1)).when(left[key] > right[key], F.lit(1)).otherwise(0)
-
-    return F.array_sort(column, compare)
+    # `least` skips nulls: a sum of no values must stay null, not become the cap.
+    capped = F.least(total, F.lit(MAX_LONG).cast("decimal(38,0)"))
+    return F.when(total.isNotNull(), capped).cast("long")
 
 
 def _sorted_map_json(column: Column) -> Column:
@@ -112,10 +105,19 @@ def application_configs(applications: DataFrame) -> tuple[DataFrame, DataFrame]:
             _sorted_map_json(F.col("assignor_configs")).alias("assignor_configs"),
         )
     )
-    grouped = rows.withColumn("_fingerprint", fingerprint).groupBy(APP)
-    conflicts = grouped.agg(F.countDistinct("_fingerprint").alias("n")).where(F.col("n") > 1)
+    # One aggregation: identical duplicate rows are one row, so any of them gives the configs.
+    grouped = (
+        rows.withColumn("_fingerprint", fingerprint)
+        .groupBy(APP)
+        .agg(
+            F.size(F.collect_set("_fingerprint")).alias("n"),
+            F.first(
+                F.struct(F.col("cluster_id"), F.struct(*[F.col(c) for c in CONFIG_COLUMNS]).alias("configs"))
+            ).alias("row"),
+        )
+    )
     problems = _problem(
-        conflicts,
+        grouped.where(F.col("n") > 1),
         F.concat(
             F.lit("applications row "),
             _key((APP, F.col(APP))),
@@ -124,10 +126,8 @@ def application_configs(applications: DataFrame) -> tuple[DataFrame, DataFrame]:
             F.lit(" conflicting rows for one application"),
         ),
     )
-    configs = rows.dropDuplicates([APP]).select(
-        APP,
-        "cluster_id",
-        F.struct(*[F.col(c) for c in CONFIG_COLUMNS]).alias("configs"),
+    configs = grouped.select(
+        APP, F.col("row.cluster_id").alias("cluster_id"), F.col("row.configs").alias("configs")
     )
     return configs, problems
 
@@ -220,7 +220,8 @@ def clients(usable: DataFrame) -> tuple[DataFrame, DataFrame]:
 
 
 def task_rows(tasks: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """Usable `tasks` rows and problems (null task ids, duplicate task ids, partitions with nulls)."""
+    """Usable `tasks` rows and problems (null task ids, partitions with nulls; duplicate task ids are found
+    by `task_facts`, which groups by task anyway)."""
     rows = tasks.where(F.col(APP).isNotNull())
     prefix = F.concat(F.lit("tasks row "), _key((TID, F.col(TID))), F.lit(": "))
     checks = [
@@ -237,38 +238,47 @@ def task_rows(tasks: DataFrame) -> tuple[DataFrame, DataFrame]:
             F.lit(False),
         )
         checks.append((bad, F.concat(prefix, F.lit(f"{column} has an entry with a null topic or partition"))))
-    usable = rows.where(F.col(TID).isNotNull())
-    duplicates = usable.groupBy(APP, TID).count().where(F.col("count") > 1)
-    duplicate_problems = _problem(
-        duplicates,
-        F.concat(prefix, F.col("count").cast("string"), F.lit(" rows for one task")),
+    return rows.where(F.col(TID).isNotNull()), _problems(rows, checks)
+
+
+def duplicate_tasks(facts: DataFrame) -> DataFrame:
+    """Problems for task ids given by more than one `tasks` row of an application."""
+    prefix = F.concat(F.lit("tasks row "), _key((TID, F.col(TID))), F.lit(": "))
+    return _problem(
+        facts.where(F.col("rows") > 1),
+        F.concat(prefix, F.col("rows").cast("string"), F.lit(" rows for one task")),
     )
-    return usable, _union([_problems(rows, checks), duplicate_problems])
 
 
 def task_partitions(usable_tasks: DataFrame) -> DataFrame:
     """(app_id, task_id, topic, partition, source, changelog): one row per partition of a task; a source
-    topic used as changelog appears in both lists and becomes one partition with both flags."""
+    topic used as changelog appears in both lists and becomes one partition with both flags.
 
-    def flagged(column: str, is_source: bool) -> Column:
-        return F.transform(
+    Row by row, with no shuffle: the partitions of a task all come from its one row (a task id given twice
+    makes the application unusable anyway), so the merge needs no grouping."""
+
+    def usable(column: str) -> Column:
+        entries = F.filter(
             F.coalesce(F.col(column), F.array()),
-            lambda p: F.struct(
-                p["topic"].alias("topic"),
-                p["partition"].alias("partition"),
-                F.lit(is_source).alias("source"),
-                F.lit(not is_source).alias("changelog"),
-            ),
+            lambda p: p.isNotNull() & p["topic"].isNotNull() & p["partition"].isNotNull(),
+        )
+        return F.array_distinct(
+            F.transform(
+                entries, lambda p: F.struct(p["topic"].alias("topic"), p["partition"].alias("partition"))
+            )
         )
 
-    both = F.concat(flagged("source_partitions", True), flagged("changelog_partitions", False))
-    exploded = (
-        usable_tasks.select(APP, TID, F.explode(both).alias("p"))
-        .where(F.col("p.topic").isNotNull() & F.col("p.partition").isNotNull())
-        .select(APP, TID, "p.topic", "p.partition", "p.source", "p.changelog")
+    lists = usable_tasks.select(
+        APP, TID, usable("source_partitions").alias("s"), usable("changelog_partitions").alias("c")
     )
-    return exploded.groupBy(APP, TID, "topic", "partition").agg(
-        F.max("source").alias("source"), F.max("changelog").alias("changelog")
+    exploded = lists.select(APP, TID, "s", "c", F.explode(F.array_union("s", "c")).alias("p"))
+    return exploded.select(
+        APP,
+        TID,
+        F.col("p.topic").alias("topic"),
+        F.col("p.partition").alias("partition"),
+        F.array_contains("s", F.col("p")).alias("source"),
+        F.array_contains("c", F.col("p")).alias("changelog"),
     )
 
 
@@ -359,19 +369,35 @@ def end_offsets(changelog_end_offsets: DataFrame) -> tuple[DataFrame, DataFrame]
     return grouped.where(F.size("values") == 1).select(APP, "topic", "partition", "end_offset"), problems
 
 
-def task_end_sums(partitions: DataFrame, ends: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(app_id, task_id, end_sum) for every task with a changelog, and (app_id, lags_computed).
+def task_facts(
+    usable_tasks: DataFrame, partitions: DataFrame, ends: DataFrame
+) -> tuple[DataFrame, DataFrame]:
+    """(app_id, task_id, has_changelog, end_sum, rows) for every usable task, and (app_id, lags_computed).
 
-    end_sum saturates at 2^63-1; a changelog partition with no end offset makes the whole application's
-    lags uncomputable (tables.md)."""
-    changelogs = partitions.where(F.col("changelog")).select(APP, TID, "topic", "partition")
-    joined = changelogs.join(ends, [APP, "topic", "partition"], "left")
-    sums = joined.groupBy(APP, TID).agg(
-        _saturating_sum(F.col("end_offset")).alias("end_sum"),
-        F.max(F.col("end_offset").isNull().cast("int")).alias("missing"),
+    end_sum (null without a changelog) saturates at 2^63-1; a changelog partition with no end offset makes
+    the whole application's lags uncomputable (tables.md). One aggregation serves the three questions the
+    lags ask of a task: is it known, has it a changelog, what is its end sum."""
+    changelogs = (
+        partitions.where(F.col("changelog"))
+        .select(APP, TID, "topic", "partition")
+        .join(ends, [APP, "topic", "partition"], "left")
+        .select(APP, TID, F.lit(True).alias("changelog"), "end_offset")
     )
-    computed = sums.groupBy(APP).agg((F.max("missing") == 0).alias("lags_computed"))
-    return sums.select(APP, TID, "end_sum"), computed
+    every_task = usable_tasks.select(
+        APP, TID, F.lit(False).alias("changelog"), F.lit(None).cast("long").alias("end_offset")
+    )
+    facts = (
+        every_task.unionByName(changelogs)
+        .groupBy(APP, TID)
+        .agg(
+            F.max("changelog").alias("has_changelog"),
+            _saturating_sum(F.col("end_offset")).alias("end_sum"),
+            F.max((F.col("changelog") & F.col("end_offset").isNull()).cast("int")).alias("missing"),
+            F.sum((~F.col("changelog")).cast("int")).alias("rows"),  # `tasks` rows with this task id
+        )
+    )
+    computed = facts.groupBy(APP).agg((F.max("missing") == 0).alias("lags_computed"))
+    return facts.select(APP, TID, "has_changelog", "end_sum", "rows"), computed
 
 
 # --------------------------------------------------------------------------------------------- offsets
@@ -414,8 +440,7 @@ def offset_rows(task_offsets: DataFrame, usable_clients: DataFrame) -> tuple[Dat
 def client_lags(
     offsets: DataFrame,
     usable_clients: DataFrame,
-    tasks: DataFrame,
-    end_sums: DataFrame,
+    facts: DataFrame,
     lags_computed: DataFrame,
 ) -> DataFrame:
     """(app_id, process_id, lags map<task_id, lag>) with tables.md's rules.
@@ -431,16 +456,13 @@ def client_lags(
         F.max("offset_sum").alias("offset_sum"),
     )
     prev_active = usable_clients.select(APP, PID, F.explode("prev_active").alias(TID)).distinct()
-    known = tasks.select(APP, TID).distinct().withColumn("known", F.lit(True))
-    with_changelog = end_sums.withColumn("has_changelog", F.lit(True))
     entries = (
         reported.join(prev_active, [APP, PID, TID], "full_outer")
-        .join(known, [APP, TID], "left")
-        .join(with_changelog, [APP, TID], "left")
+        .join(facts.withColumn("known", F.lit(True)), [APP, TID], "left")
         .join(lags_computed, APP, "left")
     )
     unknown_reported = F.col("known").isNull() & F.col("running").isNotNull()
-    entries = entries.where(F.col("has_changelog").isNotNull() | unknown_reported)
+    entries = entries.where(F.coalesce(F.col("has_changelog"), F.lit(False)) | unknown_reported)
     computed = F.coalesce(F.col("lags_computed"), F.lit(True))
     lag = (
         F.when(F.col("known").isNull(), F.lit(UNKNOWN_OFFSET))
@@ -491,11 +513,11 @@ def prepare_fleet(
     )
     racked = keep(racked)
     ends, end_problems = end_offsets(inputs["changelog_end_offsets"])
-    end_sums, lags_computed = task_end_sums(partitions, ends)
-    end_sums = keep(end_sums)
+    facts, lags_computed = task_facts(usable_tasks, partitions, ends)
+    facts = keep(facts)
     lags_computed = keep(lags_computed)
     usable_offsets, offset_problems = offset_rows(inputs["task_offsets"], usable_subs)
-    lags = keep(client_lags(usable_offsets, usable_subs, usable_tasks, end_sums, lags_computed))
+    lags = keep(client_lags(usable_offsets, usable_subs, facts, lags_computed))
 
     problems = _union(
         [
@@ -503,6 +525,7 @@ def prepare_fleet(
             sub_problems,
             client_problems,
             task_problems,
+            duplicate_tasks(facts),
             rack_problems,
             end_problems,
             offset_problems,
@@ -520,7 +543,7 @@ def prepare_fleet(
     tasks_per_app = (
         usable_tasks.select(APP, TID, _clean_strings(F.col("state_stores")).alias("stores"))
         .join(partitions_per_task, [APP, TID], "left")
-        .join(end_sums, [APP, TID], "left")
+        .join(facts.select(APP, TID, "end_sum"), [APP, TID], "left")
         .groupBy(APP)
         .agg(
             F.array_sort(
@@ -542,18 +565,17 @@ def prepare_fleet(
         client_frame.join(lags_per_client, [APP, PID], "left")
         .groupBy(APP)
         .agg(
-            _sort_by(
-                F.collect_list(
-                    F.struct(
-                        F.col(PID).alias("process_id"),
-                        "consumers",
-                        "rack",
-                        "tags",
-                        "host_info",
-                        F.coalesce(F.col("lags"), F.create_map().cast("map<string,bigint>")).alias("lags"),
-                    )
-                ),
-                "process_id",
+            # In collection order: jobs.scenario_shape sorts them by process id (a struct holding maps
+            # cannot be sorted by Spark without a comparator lambda, which runs interpreted).
+            F.collect_list(
+                F.struct(
+                    F.col(PID).alias("process_id"),
+                    "consumers",
+                    "rack",
+                    "tags",
+                    "host_info",
+                    F.coalesce(F.col("lags"), F.create_map().cast("map<string,bigint>")).alias("lags"),
+                )
             ).alias("clients")
         )
     )
@@ -579,15 +601,30 @@ def prepare_fleet(
 
 
 def ignored_rows(inputs: dict[str, DataFrame], planned: DataFrame) -> DataFrame:
-    """(table, reason, rows): rows of apps that are not planned, and rows with a null app_id."""
-    frames = []
-    for table in ("applications", "client_subscriptions", "tasks", "task_offsets", "changelog_end_offsets"):
-        ids = inputs[table].select(APP)
-        frames.append(
-            ids.where(F.col(APP).isNull()).select(F.lit(table).alias("table"), F.lit("null app_id"))
+    """(table, reason, rows): rows of apps that are not planned, and rows with a null app_id.
+
+    Rows are counted per (table, app_id) first, so only one small row per application meets `planned`."""
+    per_app = (
+        _union(
+            [
+                inputs[table].select(F.lit(table).alias("table"), APP)
+                for table in (
+                    "applications",
+                    "client_subscriptions",
+                    "tasks",
+                    "task_offsets",
+                    "changelog_end_offsets",
+                )
+            ]
         )
-        if table not in ("applications", "client_subscriptions"):
-            unplanned = ids.where(F.col(APP).isNotNull()).join(planned, APP, "left_anti")
-            frames.append(unplanned.select(F.lit(table).alias("table"), F.lit("application not planned")))
-    rows = _union([f.toDF("table", "reason") for f in frames])
-    return rows.groupBy("table", "reason").agg(F.count(F.lit(1)).alias("rows"))
+        .groupBy("table", APP)
+        .agg(F.count(F.lit(1)).alias("rows"))
+    )
+    marked = per_app.join(planned.withColumn("planned", F.lit(True)), APP, "left")
+    reason = (
+        F.when(F.col(APP).isNull(), F.lit("null app_id"))
+        # applications and client_subscriptions rows define the planned applications.
+        .when(F.col("planned").isNull(), F.lit("application not planned"))
+    )
+    ignored = marked.select("table", reason.alias("reason"), "rows").where(F.col("reason").isNotNull())
+    return ignored.groupBy("table", "reason").agg(F.sum("rows").cast("long").alias("rows"))

@@ -31,7 +31,7 @@ def shape_application(app_id: str, compact_json: str) -> AppInput:
     compact = json.loads(compact_json)
     problems = list(compact.get("problems") or [])
     tasks = [_task(t) for t in compact.get("tasks") or []]
-    clients = [_client(c) for c in compact.get("clients") or []]
+    clients = sorted((_client(c) for c in compact.get("clients") or []), key=lambda c: c["process_id"])
     if not clients:
         problems.append("client_subscriptions: no rows for this application (no clients)")
     elif not tasks:

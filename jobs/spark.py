@@ -29,6 +29,9 @@ LOCAL_DEFAULTS: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.databricks.delta.snapshotPartitions": "2",
     "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
+    # The job's plan has ~80 code-generated stages: with Spark's default cache of 100 classes a second run
+    # in the same session compiles them all again (Janino, then the JIT), which costs more than running them.
+    "spark.sql.codegen.cache.maxEntries": "2000",
 }
 
 # Runtime settings the job relies on whatever session it gets (timestamps are UTC in every table).

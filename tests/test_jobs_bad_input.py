@@ -117,6 +117,11 @@ BROKEN = [
      ["applications row", "app_id={a}", "column max_warmup_replicas"]),
     ("unknown-assignor", lambda r, a, i: _set(r, "applications", 0, assignor="no_such_assignor"),
      ["applications row", "column assignor", "no_such_assignor"]),
+    ("duplicate-task-id", lambda r, a, i: r["tasks"].append(dict(r["tasks"][1], state_stores=["other"])),
+     ["tasks row", "task_id=0_1", "2 rows for one task"]),
+    ("conflicting-applications-rows", lambda r, a, i: r["applications"].append(
+        dict(r["applications"][0], num_standby_replicas=0)),
+     ["applications row", "app_id={a}", "2 conflicting rows"]),
     ("tag-missing-on-client", lambda r, a, i: _set(r, "applications", 0, rack_aware_assignment_tags=["rack"]),
      ["client_subscriptions rows of", "column client_tags", "'rack'"]),
 ]  # fmt: skip
@@ -143,6 +148,8 @@ TOLERATED = [
         _offset(a, i, f"{a}-c1", "0_1", 3)),
      None),
     ("no-applications-row", lambda r, a, i: r["applications"].clear(), None),
+    ("identical-duplicate-applications-rows", lambda r, a, i: r["applications"].append(
+        dict(r["applications"][0])), None),
 ]  # fmt: skip
 
 
