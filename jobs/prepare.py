@@ -74,9 +74,9 @@ def _has_null_element(column: Column) -> Column:
 def _saturating_sum(column: Column) -> Column:
     """Sum of longs that saturates at 2^63-1 instead of overflowing (ANSI mode would raise)."""
     total = F.sum(column.cast("decimal(38,0)"))
-    # `least` skips nulls: a sum of no values must stay null, not become the cap.
-    capped = F.least(total, F.lit(MAX_LONG).cast("decimal(38,0)"))
-    return F.when(total.isNotNull(), capped).cast("long")
+    cap = F.lit(MAX_LONG).cast("decimal(38,0)")
+    # Not `least`, which skips nulls: a sum of no values stays null instead of becoming the cap.
+    return F.when(total > cap, cap).otherwise(total).cast("long")
 
 
 def _sorted_map_json(column: Column) -> Column:
@@ -219,11 +219,15 @@ def clients(usable: DataFrame) -> tuple[DataFrame, DataFrame]:
 # ------------------------------------------------------------------------------------------------- tasks
 
 
+def _task_row_prefix() -> Column:
+    return F.concat(F.lit("tasks row "), _key((TID, F.col(TID))), F.lit(": "))
+
+
 def task_rows(tasks: DataFrame) -> tuple[DataFrame, DataFrame]:
     """Usable `tasks` rows and problems (null task ids, partitions with nulls; duplicate task ids are found
     by `task_facts`, which groups by task anyway)."""
     rows = tasks.where(F.col(APP).isNotNull())
-    prefix = F.concat(F.lit("tasks row "), _key((TID, F.col(TID))), F.lit(": "))
+    prefix = _task_row_prefix()
     checks = [
         (
             F.col(TID).isNull(),
@@ -243,10 +247,9 @@ def task_rows(tasks: DataFrame) -> tuple[DataFrame, DataFrame]:
 
 def duplicate_tasks(facts: DataFrame) -> DataFrame:
     """Problems for task ids given by more than one `tasks` row of an application."""
-    prefix = F.concat(F.lit("tasks row "), _key((TID, F.col(TID))), F.lit(": "))
     return _problem(
         facts.where(F.col("rows") > 1),
-        F.concat(prefix, F.col("rows").cast("string"), F.lit(" rows for one task")),
+        F.concat(_task_row_prefix(), F.col("rows").cast("string"), F.lit(" rows for one task")),
     )
 
 
