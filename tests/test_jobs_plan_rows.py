@@ -190,3 +190,12 @@ def test_arrow_output_holds_every_value_of_every_kind_of_row():
         return json.dumps(row, sort_keys=True)
 
     assert sorted(rows_table(rows).to_pylist(), key=key) == sorted(rows, key=key)
+
+
+def test_arrow_output_is_one_record_batch_per_call():
+    """pyspark writes every record batch a grouped-map call returns as its own Arrow message, at a cost per
+    batch that outweighs small applications' planning: the per-kind tables leave as one batch."""
+    rows = plan_application("a", compact(), PlanSettings(now_ms=NOW))
+    assert len({r["kind"] for r in rows}) > 1
+    batches = rows_table(rows).to_batches()
+    assert len(batches) == 1 and batches[0].num_rows == len(rows)
