@@ -23,9 +23,12 @@ class ProcessId:
     # Hashed for every dict and set lookup of the assignors: computed once, the same value the generated
     # dataclass hash gives (hash of the compared fields), so set and dict orders do not change.
     _hash: int = field(init=False, repr=False, compare=False)
+    # The text is asked for far more often than ids are made (result rows, sort keys): made once too.
+    _text: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash((self.sort_key,)))
+        object.__setattr__(self, "_text", str(self.uuid))
 
     def __hash__(self) -> int:
         return self._hash
@@ -56,7 +59,7 @@ class ProcessId:
         return cls.of(parsed)
 
     def __str__(self) -> str:
-        return str(self.uuid)
+        return self._text
 
     def __repr__(self) -> str:
         return f"ProcessId({str(self.uuid)!r})"

@@ -41,6 +41,10 @@ _ASSIGNMENT_CONFIG_KEYS = (
 _CONFIG_KEYS = (*_ASSIGNMENT_CONFIG_KEYS, "assignor", "assignor_configs")
 
 
+_NO_RACKS: frozenset[str] = frozenset()
+_EMPTY_RACK = frozenset({""})  # an empty rack id means unknown, as in the tables
+
+
 class ScenarioError(ValueError):
     """Unusable input (INVALID_INPUT): ``path`` is the JSON path of the offending field."""
 
@@ -234,13 +238,20 @@ class _Loader:
         changelog = raw.get("changelog", False)
         if changelog is not True and changelog is not False:
             _require_type(changelog, bool, f"{path}.changelog", "true or false")
-        racks = _optional_list(raw, "racks", path)
-        for j, rack in enumerate(racks):
-            if not isinstance(rack, str):
-                _require_type(rack, str, f"{path}.racks[{j}]", "a string")
-        return TaskTopicPartition(
-            TopicPartition(topic, number), source, changelog, frozenset(r for r in racks if r)
-        )
+        racks = raw.get("racks")
+        if racks:
+            if not isinstance(racks, (list, tuple)):
+                _require_type(racks, (list, tuple), f"{path}.racks", "a list")
+            for j, rack in enumerate(racks):
+                if not isinstance(rack, str):
+                    _require_type(rack, str, f"{path}.racks[{j}]", "a string")
+            rack_ids = frozenset(racks)
+            rack_ids = rack_ids - _EMPTY_RACK if "" in rack_ids else rack_ids
+        elif racks is None or isinstance(racks, (list, tuple)):
+            rack_ids = _NO_RACKS
+        else:  # a falsy non-list (0, "", false)
+            _require_type(racks, (list, tuple), f"{path}.racks", "a list")
+        return TaskTopicPartition(TopicPartition(topic, number), source, changelog, rack_ids)
 
     # --- clients --------------------------------------------------------------------------------------
     def task_list(self, raw: object, path: str, known: Mapping[TaskId, TaskInfo]) -> set[TaskId]:

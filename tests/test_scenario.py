@@ -504,6 +504,32 @@ def test_lags_not_computed_are_unknown_except_running_actives():
     assert lags[P3] == {"0_0": -3, "0_1": -3}
 
 
+@pytest.mark.parametrize(
+    ("racks", "path"),
+    [
+        ("r1", "tasks[0].partitions[0].racks"),
+        (0, "tasks[0].partitions[0].racks"),
+        ({"r": 1}, "tasks[0].partitions[0].racks"),
+        (["r1", 2], "tasks[0].partitions[0].racks[1]"),
+        ([["r1"]], "tasks[0].partitions[0].racks[0]"),
+    ],
+)
+def test_partition_racks_must_be_a_list_of_strings(racks, path):
+    obj = base()
+    obj["tasks"][0]["partitions"][0]["racks"] = racks
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario(obj)
+    assert raised.value.path == path
+
+
+def test_empty_rack_ids_of_a_partition_mean_unknown_and_are_dropped():
+    obj = base()
+    obj["tasks"][0]["partitions"][0]["racks"] = ["", "r2", "r1", "r2"]
+    obj["tasks"][0]["partitions"][1]["racks"] = [""]
+    info = load_scenario(obj).application_state.tasks[TaskId(0, 0)]
+    assert [p.rack_ids for p in info.topic_partitions] == [frozenset({"r1", "r2"}), frozenset()]
+
+
 # --- other fields -------------------------------------------------------------------------------------------
 
 
