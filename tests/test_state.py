@@ -42,8 +42,11 @@ def test_lag_accessors_raise_without_lags_and_for_tasks_without_lag():
     with pytest.raises(NoLagForTaskError):
         with_lags.lag_for(T01)
     without = app.kafka_streams_states(compute_task_lags=False)[ProcessId.of(1)]
-    for call in (lambda: without.lag_for(T00), lambda: without.prev_tasks_by_lag("c1"),
-                 without.stateful_tasks_to_lag_sums):
+    for call in (
+        lambda: without.lag_for(T00),
+        lambda: without.prev_tasks_by_lag("c1"),
+        without.stateful_tasks_to_lag_sums,
+    ):
         with pytest.raises(LagsNotComputedError):
             call()
     # the lag-free view is cached and leaves the original untouched
