@@ -221,6 +221,7 @@ def run_job(
         log.info("wrote runs: run %s complete", run_id)
     finally:
         planned.unpersist()
+        prepared.release()
     return RunSummary(
         run_id=run_id,
         planned_at_ms=planned_at_ms,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -27,10 +28,17 @@ TID = "task_id"
 
 @dataclass(frozen=True)
 class PreparedFleet:
-    """The per-application frame and what the summary reports about rows that were not used."""
+    """The per-application frame and what the summary reports about rows that were not used.
+
+    `apps` reads frames persisted on the way (`cached`): call `release()` once the run has planned."""
 
     apps: DataFrame  # app_id, scenario (JSON string)
     ignored_rows: DataFrame  # table, reason, rows
+    cached: tuple[DataFrame, ...] = ()
+
+    def release(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
 
 
 # ------------------------------------------------------------------------------------------ small helpers
@@ -244,39 +252,40 @@ def task_rows(tasks: DataFrame) -> tuple[DataFrame, DataFrame]:
     return rows.where(F.col(TID).isNotNull()), _problems(rows, checks)
 
 
-def duplicate_tasks(facts: DataFrame) -> DataFrame:
-    """Problems for task ids given by more than one `tasks` row of an application."""
-    return _problem(
-        facts.where(F.col("rows") > 1),
-        F.concat(_task_row_prefix(), F.col("rows").cast("string"), F.lit(" rows for one task")),
+def _usable_partitions(column: str) -> Column:
+    """A task's partition list without null entries or repeats, as (topic, partition) structs."""
+    entries = F.filter(
+        F.coalesce(F.col(column), F.array()),
+        lambda p: p.isNotNull() & p["topic"].isNotNull() & p["partition"].isNotNull(),
+    )
+    return F.array_distinct(
+        F.transform(entries, lambda p: F.struct(p["topic"].alias("topic"), p["partition"].alias("partition")))
     )
 
 
 def task_partitions(usable_tasks: DataFrame) -> DataFrame:
-    """(app_id, task_id, topic, partition, source, changelog): one row per partition of a task; a source
-    topic used as changelog appears in both lists and becomes one partition with both flags.
+    """(app_id, task_id, stores, first_entry, topic, partition, source, changelog): one row per partition of
+    a task row, and one row with null partition columns for a task row without partitions. A source topic
+    used as changelog appears in both lists and becomes one partition with both flags. `first_entry` marks
+    one row per `tasks` row (to count them); `stores` is set on that row only.
 
-    Row by row, with no shuffle: the partitions of a task all come from its one row (a task id given twice
-    makes the application unusable anyway), so the merge needs no grouping."""
-
-    def usable(column: str) -> Column:
-        entries = F.filter(
-            F.coalesce(F.col(column), F.array()),
-            lambda p: p.isNotNull() & p["topic"].isNotNull() & p["partition"].isNotNull(),
-        )
-        return F.array_distinct(
-            F.transform(
-                entries, lambda p: F.struct(p["topic"].alias("topic"), p["partition"].alias("partition"))
-            )
-        )
-
+    Row by row, with no shuffle: the partitions of a task all come from its one row."""
     lists = usable_tasks.select(
-        APP, TID, usable("source_partitions").alias("s"), usable("changelog_partitions").alias("c")
+        APP,
+        TID,
+        _clean_strings(F.col("state_stores")).alias("stores"),
+        _usable_partitions("source_partitions").alias("s"),
+        _usable_partitions("changelog_partitions").alias("c"),
     )
-    exploded = lists.select(APP, TID, "s", "c", F.explode(F.array_union("s", "c")).alias("p"))
+    exploded = lists.select(
+        APP, TID, "stores", "s", "c", F.posexplode_outer(F.array_union("s", "c")).alias("pos", "p")
+    )
+    first_entry = F.coalesce(F.col("pos"), F.lit(0)) == 0
     return exploded.select(
         APP,
         TID,
+        F.when(first_entry, F.col("stores")).alias("stores"),
+        first_entry.alias("first_entry"),
         F.col("p.topic").alias("topic"),
         F.col("p.partition").alias("partition"),
         F.array_contains("s", F.col("p")).alias("source"),
@@ -299,11 +308,9 @@ def rack_metadata(partition_racks: DataFrame) -> DataFrame:
     )
 
 
-def partitions_with_racks(
-    partitions: DataFrame, app_clusters: DataFrame, racks: DataFrame
-) -> tuple[DataFrame, DataFrame]:
-    """Partitions with their racks, joined null-safely on (cluster_id, topic, partition) (a null cluster_id
-    matches only null); problems for partitions whose rack rows conflict."""
+def _with_racks(partitions: DataFrame, app_clusters: DataFrame, racks: DataFrame) -> DataFrame:
+    """Partitions with `racks` (empty when unknown or conflicting) and a `rack_conflict` message, joined
+    null-safely on (cluster_id, topic, partition): a null cluster_id matches only null."""
     with_cluster = partitions.join(app_clusters, APP, "left")
     joined = with_cluster.alias("p").join(
         racks.alias("r"),
@@ -313,33 +320,22 @@ def partitions_with_racks(
         "left",
     )
     conflicting = F.coalesce(F.col("r.n_values"), F.lit(0)) > 1
-    result = joined.select(
-        F.col(f"p.{APP}").alias(APP),
-        F.col(f"p.{TID}").alias(TID),
-        F.col("p.topic").alias("topic"),
-        F.col("p.partition").alias("partition"),
-        F.col("p.source").alias("source"),
-        F.col("p.changelog").alias("changelog"),
-        F.when(conflicting, F.array()).otherwise(F.coalesce(F.col("r.racks"), F.array())).alias("racks"),
-        conflicting.alias("conflicting"),
-        F.col("p.cluster_id").alias("cluster_id"),
-        F.col("r.n_values").alias("n_values"),
-    )
-    problems = _problem(
-        result.where(F.col("conflicting")).dropDuplicates([APP, "topic", "partition"]),
-        F.concat(
-            F.lit("partition_racks row "),
-            _key(
-                ("cluster_id", F.col("cluster_id")),
-                ("topic", F.col("topic")),
-                ("partition", F.col("partition")),
-            ),
-            F.lit(": "),
-            F.col("n_values").cast("string"),
-            F.lit(" conflicting replica_racks values"),
+    message = F.concat(
+        F.lit("partition_racks row "),
+        _key(
+            ("cluster_id", F.col("p.cluster_id")),
+            ("topic", F.col("p.topic")),
+            ("partition", F.col("p.partition")),
         ),
+        F.lit(": "),
+        F.col("r.n_values").cast("string"),
+        F.lit(" conflicting replica_racks values"),
     )
-    return result.drop("conflicting", "cluster_id", "n_values"), problems
+    return joined.select(
+        *[F.col(f"p.{c}").alias(c) for c in partitions.columns],
+        F.when(conflicting, F.array()).otherwise(F.coalesce(F.col("r.racks"), F.array())).alias("racks"),
+        F.when(conflicting, message).alias("rack_conflict"),
+    )
 
 
 # ---------------------------------------------------------------------------------------- end offsets
@@ -371,35 +367,39 @@ def end_offsets(changelog_end_offsets: DataFrame) -> tuple[DataFrame, DataFrame]
     return grouped.where(F.size("values") == 1).select(APP, "topic", "partition", "end_offset"), problems
 
 
-def task_facts(
-    usable_tasks: DataFrame, partitions: DataFrame, ends: DataFrame
-) -> tuple[DataFrame, DataFrame]:
-    """(app_id, task_id, has_changelog, end_sum, rows) for every usable task, and (app_id, lags_computed).
+# ------------------------------------------------------------------------------------------- task details
 
-    end_sum (null without a changelog) saturates at 2^63-1; a changelog partition with no end offset makes
-    the whole application's lags uncomputable (tables.md). One aggregation serves the three questions the
-    lags ask of a task: is it known, has it a changelog, what is its end sum."""
-    changelogs = (
-        partitions.where(F.col("changelog"))
-        .select(APP, TID, "topic", "partition")
-        .join(ends, [APP, "topic", "partition"], "left")
-        .select(APP, TID, F.lit(True).alias("changelog"), "end_offset")
+
+def task_details(
+    usable_tasks: DataFrame, app_clusters: DataFrame, racks: DataFrame, ends: DataFrame
+) -> DataFrame:
+    """One row per usable (app_id, task_id): stores, partitions (with racks), has_changelog, end_sum,
+    missing, and `problems` (the task id given by several `tasks` rows; its partitions' conflicting rack
+    rows).
+
+    One aggregation answers everything asked of a task: its scenario entry, its problems, and what the
+    lags need (end_sum, null without a changelog, saturates at 2^63-1; `missing` when a changelog partition
+    has no end offset, which makes the application's lags uncomputable, tables.md)."""
+    partitions = _with_racks(task_partitions(usable_tasks), app_clusters, racks)
+    with_ends = partitions.join(ends, [APP, "topic", "partition"], "left")
+    changelog = F.coalesce(F.col("changelog"), F.lit(False))
+    partition = F.struct("topic", "partition", "source", "changelog", "racks")
+    details = with_ends.groupBy(APP, TID).agg(
+        F.sum(F.col("first_entry").cast("int")).alias("rows"),  # `tasks` rows with this task id
+        F.max("stores").alias("stores"),
+        F.array_sort(F.collect_list(F.when(F.col("topic").isNotNull(), partition))).alias("partitions"),
+        F.max(changelog).alias("has_changelog"),
+        _saturating_sum(F.when(changelog, F.col("end_offset"))).alias("end_sum"),
+        F.max(changelog & F.col("end_offset").isNull()).alias("missing"),
+        F.collect_set("rack_conflict").alias("rack_conflicts"),
     )
-    every_task = usable_tasks.select(
-        APP, TID, F.lit(False).alias("changelog"), F.lit(None).cast("long").alias("end_offset")
+    duplicated = F.concat(_task_row_prefix(), F.col("rows").cast("string"), F.lit(" rows for one task"))
+    problems = F.concat(
+        F.when(F.col("rows") > 1, F.array(duplicated)).otherwise(F.array()), F.col("rack_conflicts")
     )
-    facts = (
-        every_task.unionByName(changelogs)
-        .groupBy(APP, TID)
-        .agg(
-            F.max("changelog").alias("has_changelog"),
-            _saturating_sum(F.col("end_offset")).alias("end_sum"),
-            F.max((F.col("changelog") & F.col("end_offset").isNull()).cast("int")).alias("missing"),
-            F.sum((~F.col("changelog")).cast("int")).alias("rows"),  # `tasks` rows with this task id
-        )
+    return details.select(
+        APP, TID, "stores", "partitions", "has_changelog", "end_sum", "missing", problems.alias("problems")
     )
-    computed = facts.groupBy(APP).agg((F.max("missing") == 0).alias("lags_computed"))
-    return facts.select(APP, TID, "has_changelog", "end_sum", "rows"), computed
 
 
 # --------------------------------------------------------------------------------------------- offsets
@@ -439,43 +439,67 @@ def offset_rows(task_offsets: DataFrame, usable_clients: DataFrame) -> tuple[Dat
     return usable, _union(problems)
 
 
-def client_lags(
-    offsets: DataFrame,
-    usable_clients: DataFrame,
-    facts: DataFrame,
-    lags_computed: DataFrame,
-) -> DataFrame:
-    """(app_id, process_id, lags map<task_id, lag>) with tables.md's rules.
+def client_lags(offsets: DataFrame, usable_clients: DataFrame, details: DataFrame) -> DataFrame:
+    """(app_id, process_id, task_id, lag) with tables.md's rules, for an application whose lags can be
+    computed (`uncomputable_lags` applies the rule for the others).
 
     Per (client, task with a changelog): -2 if any of the client's rows says -2, else from the largest
     offset_sum: -3 stays -3, above the end sum counts as the end sum (corrupted state), else end sum minus
-    it; no row but a previous active: -2; lags not computable: -3 except -2. Offsets for tasks without a
-    changelog are ignored; offsets for task ids unknown to the topology are passed on as -3 so the planner
-    drops them with a warning (tables.md: tolerated). Clients without state for a task get no entry (the
-    scenario then gives them the end sum, see jobs.scenario_shape)."""
-    reported = offsets.groupBy(APP, PID, TID).agg(
-        F.max((F.col("offset_sum") == LATEST_OFFSET).cast("int")).alias("running"),
-        F.max("offset_sum").alias("offset_sum"),
+    it; no row but a previous active: -2. Offsets for tasks without a changelog are ignored; offsets for
+    task ids unknown to the topology are passed on as -3 so the planner drops them with a warning
+    (tables.md: tolerated). Clients without state for a task get no entry (the scenario then gives them
+    the end sum, see jobs.scenario_shape)."""
+    reported = offsets.select(
+        APP,
+        PID,
+        TID,
+        (F.col("offset_sum") == LATEST_OFFSET).cast("int").alias("running"),
+        F.col("offset_sum"),
     )
-    prev_active = usable_clients.select(APP, PID, F.explode("prev_active").alias(TID)).distinct()
+    # A previous active task is an entry even without an offset row (then `running` stays null).
+    prev_active = usable_clients.select(
+        APP,
+        PID,
+        F.explode("prev_active").alias(TID),
+        F.lit(None).cast("int").alias("running"),
+        F.lit(None).cast("long").alias("offset_sum"),
+    )
     entries = (
-        reported.join(prev_active, [APP, PID, TID], "full_outer")
-        .join(facts.withColumn("known", F.lit(True)), [APP, TID], "left")
-        .join(lags_computed, APP, "left")
+        reported.unionByName(prev_active)
+        .groupBy(APP, PID, TID)
+        .agg(F.max("running").alias("running"), F.max("offset_sum").alias("offset_sum"))
+        .join(
+            details.select(APP, TID, "has_changelog", "end_sum", F.lit(True).alias("known")),
+            [APP, TID],
+            "left",
+        )
     )
     unknown_reported = F.col("known").isNull() & F.col("running").isNotNull()
     entries = entries.where(F.coalesce(F.col("has_changelog"), F.lit(False)) | unknown_reported)
-    computed = F.coalesce(F.col("lags_computed"), F.lit(True))
     lag = (
         F.when(F.col("known").isNull(), F.lit(UNKNOWN_OFFSET))
         .when(F.col("running") == 1, F.lit(LATEST_OFFSET))
         .when(F.col("running").isNull(), F.lit(LATEST_OFFSET))  # a previous active without an offset row
-        .when(~computed, F.lit(UNKNOWN_OFFSET))
         .when(F.col("offset_sum") == UNKNOWN_OFFSET, F.lit(UNKNOWN_OFFSET))
         .when(F.col("offset_sum") > F.col("end_sum"), F.col("end_sum"))  # corrupted state
         .otherwise(F.col("end_sum") - F.col("offset_sum"))
     )
     return entries.select(APP, PID, TID, lag.cast("long").alias("lag"))
+
+
+def uncomputable_lags(clients: Column) -> Column:
+    """The clients of an application whose lags cannot be computed: every lag -3 except -2 (tables.md).
+
+    Applied to the application's few clients rather than joined to every lag row."""
+    return F.transform(
+        clients,
+        lambda c: c.withField(
+            "lags",
+            F.transform_values(
+                c["lags"], lambda _, lag: F.when(lag == LATEST_OFFSET, lag).otherwise(F.lit(UNKNOWN_OFFSET))
+            ),
+        ),
+    )
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -491,9 +515,8 @@ def _union(frames: list[DataFrame]) -> DataFrame:
 def prepare_fleet(inputs: dict[str, DataFrame]) -> PreparedFleet:
     """The six input tables (contract columns) -> one row per planned application: app_id, scenario JSON.
 
-    One lazy plan; frames that several steps use are computed again by each. Persisting the costliest of
-    them (task facts, usable subscriptions) measured within run-to-run noise at 100,000 applications
-    (163 s against 172 s of shaping), and a cache is one more thing to release."""
+    One lazy plan with one persisted frame, the task details (release it with `PreparedFleet.release`);
+    other frames that several steps use are computed again by each."""
     applications = inputs["applications"]
     subscriptions = inputs["client_subscriptions"]
     planned = planned_app_ids(applications, subscriptions)
@@ -502,14 +525,16 @@ def prepare_fleet(inputs: dict[str, DataFrame]) -> PreparedFleet:
     usable_subs, sub_problems = client_rows(subscriptions)
     client_frame, client_problems = clients(usable_subs)
     usable_tasks, task_problems = task_rows(inputs["tasks"])
-    partitions = task_partitions(usable_tasks)
-    racked, rack_problems = partitions_with_racks(
-        partitions, configs.select(APP, "cluster_id"), rack_metadata(inputs["partition_racks"])
-    )
     ends, end_problems = end_offsets(inputs["changelog_end_offsets"])
-    facts, lags_computed = task_facts(usable_tasks, partitions, ends)
+    details = task_details(
+        usable_tasks, configs.select(APP, "cluster_id"), rack_metadata(inputs["partition_racks"]), ends
+    )
+    # The tasks of each application and the lags both read the task details (explode, two joins, one
+    # aggregation over every partition of every task): computing them once measured 106 s of shaping at
+    # 100,000 applications against 127 s.
+    details = details.persist(StorageLevel.MEMORY_AND_DISK)
     usable_offsets, offset_problems = offset_rows(inputs["task_offsets"], usable_subs)
-    lags = client_lags(usable_offsets, usable_subs, facts, lags_computed)
+    lags = client_lags(usable_offsets, usable_subs, details)
 
     problems = _union(
         [
@@ -517,36 +542,18 @@ def prepare_fleet(inputs: dict[str, DataFrame]) -> PreparedFleet:
             sub_problems,
             client_problems,
             task_problems,
-            duplicate_tasks(facts),
-            rack_problems,
             end_problems,
             offset_problems,
         ]
     )
     problems_per_app = problems.groupBy(APP).agg(F.array_sort(F.collect_set("problem")).alias("problems"))
 
-    partitions_per_task = racked.groupBy(APP, TID).agg(
-        F.array_sort(F.collect_list(F.struct("topic", "partition", "source", "changelog", "racks"))).alias(
-            "partitions"
-        )
-    )
-    tasks_per_app = (
-        usable_tasks.select(APP, TID, _clean_strings(F.col("state_stores")).alias("stores"))
-        .join(partitions_per_task, [APP, TID], "left")
-        .join(facts.select(APP, TID, "end_sum"), [APP, TID], "left")
-        .groupBy(APP)
-        .agg(
-            F.array_sort(
-                F.collect_list(
-                    F.struct(
-                        F.col(TID).alias("id"),
-                        F.col("stores"),
-                        F.coalesce(F.col("partitions"), F.array()).alias("partitions"),
-                        F.col("end_sum"),
-                    )
-                )
-            ).alias("tasks")
-        )
+    tasks_per_app = details.groupBy(APP).agg(
+        F.array_sort(
+            F.collect_list(F.struct(F.col(TID).alias("id"), "stores", "partitions", "end_sum"))
+        ).alias("tasks"),
+        (~F.max("missing")).alias("lags_computed"),
+        F.flatten(F.collect_list("problems")).alias("task_problems"),
     )
     lags_per_client = lags.groupBy(APP, PID).agg(
         F.map_from_entries(F.array_sort(F.collect_list(F.struct(TID, "lag")))).alias("lags")
@@ -573,21 +580,28 @@ def prepare_fleet(inputs: dict[str, DataFrame]) -> PreparedFleet:
         planned.join(configs, APP, "left")
         .join(tasks_per_app, APP, "left")
         .join(clients_per_app, APP, "left")
-        .join(lags_computed, APP, "left")
         .join(problems_per_app, APP, "left")
+    )
+    lags_computed = F.coalesce(F.col("lags_computed"), F.lit(True))
+    all_problems = F.array_sort(
+        F.array_distinct(
+            F.concat(F.coalesce(F.col("problems"), F.array()), F.coalesce(F.col("task_problems"), F.array()))
+        )
     )
     scenario = F.to_json(
         F.struct(
             F.col(APP).alias("app_id"),
             F.col("configs"),
             F.col("tasks"),
-            F.col("clients"),
-            F.coalesce(F.col("lags_computed"), F.lit(True)).alias("lags_computed"),
-            F.col("problems"),
+            F.when(lags_computed, F.col("clients"))
+            .otherwise(uncomputable_lags(F.col("clients")))
+            .alias("clients"),
+            lags_computed.alias("lags_computed"),
+            F.when(F.size(all_problems) > 0, all_problems).alias("problems"),
         )
     )
     apps = per_app.select(APP, scenario.alias("scenario"))
-    return PreparedFleet(apps=apps, ignored_rows=ignored_rows(inputs, planned))
+    return PreparedFleet(apps=apps, ignored_rows=ignored_rows(inputs, planned), cached=(details,))
 
 
 def ignored_rows(inputs: dict[str, DataFrame], planned: DataFrame) -> DataFrame:

@@ -165,7 +165,9 @@ def test_pandas_and_arrow_grouped_maps_give_identical_rows(spark, fleet):
     snapshot = read_inputs(
         spark, {t: JobConfig(input_path=fleet["in"]).input_location(t) for t in INPUT_TABLES}, {}
     )
-    apps = prepare_fleet(snapshot.frames).apps.localCheckpoint(eager=True)
+    prepared = prepare_fleet(snapshot.frames)
+    apps = prepared.apps.localCheckpoint(eager=True)
+    prepared.release()
     settings = PlanSettings(now_ms=PLANNED_AT_MS)
     planned = [plan_fleet(apps, settings, kind).drop("duration_ms") for kind in GroupedMapKind]
     assert planned[0].count() > len(fleet["expected"])

@@ -113,7 +113,9 @@ def delta_rs_inputs(tmp_path_factory):
 def _scenarios(spark, base, as_of):
     config = JobConfig(input_path=str(base))
     snapshot = read_inputs(spark, {t: config.input_location(t) for t in INPUT_TABLES}, as_of)
-    apps = prepare_fleet(snapshot.frames).apps.collect()
+    prepared = prepare_fleet(snapshot.frames)
+    apps = prepared.apps.collect()
+    prepared.release()
     return snapshot, {r["app_id"]: shape_application(r["app_id"], r["scenario"]) for r in apps}
 
 
