@@ -50,8 +50,9 @@ def arrow_schema() -> pa.Schema:
 def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
     """Rows of PLANNED_ROWS as one Arrow table, grouped by kind (in KIND_COLUMNS order).
 
-    Column by column and kind by kind: only the columns a kind fills are read from its rows, the others
-    are null arrays, which spares converting the many nulls of a wide, sparse row one by one."""
+    A row holds the columns its kind fills (a missing one is null), never others. Column by column and
+    kind by kind: only the columns a kind fills are read from its rows, the others are null arrays, which
+    spares making and converting the many nulls of a wide, sparse row one by one."""
     schema = arrow_schema()
     by_kind: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KIND_COLUMNS}
     for row in rows:
@@ -62,7 +63,7 @@ def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
             continue
         filled = KIND_COLUMNS[kind]
         arrays = [
-            pa.array([r[f.name] for r in kind_rows], f.type)
+            pa.array([r.get(f.name) for r in kind_rows], f.type)
             if f.name in filled
             else pa.nulls(len(kind_rows), f.type)
             for f in schema

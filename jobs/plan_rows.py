@@ -45,11 +45,8 @@ class PlanSettings:
 
 
 def _row(kind: str, app_id: str, **values: Any) -> dict[str, Any]:
-    row = dict.fromkeys(COLUMNS)
-    row["kind"] = kind
-    row["app_id"] = app_id
-    row.update(values)
-    return row
+    """A row of one kind: the columns of KIND_COLUMNS[kind] only (every other column is null)."""
+    return {"kind": kind, "app_id": app_id, **values}
 
 
 def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> list[dict[str, Any]]:
