@@ -17,6 +17,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from pyspark import StorageLevel
@@ -198,20 +199,29 @@ def run_job(
     planned = plan_fleet(prepared.apps, settings, config.grouped_map).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         frames = output_frames(planned, run_id, planned_at_ms)
-        # A rerun first withdraws its completion mark, so readers never see a half-replaced run.
-        delete_run_rows(spark, config.output_location("runs"), run_id)
-        for table in RUN_TABLES:
+
+        def write(table: str) -> None:
             stage = time.perf_counter()
             write_run_rows(frames[table], config.output_location(table), run_id)
             log.info("wrote %s in %.1f s", table, time.perf_counter() - stage)
             if after_write is not None:
                 after_write(table)
+
+        # A rerun first withdraws its completion mark, so readers never see a half-replaced run.
+        delete_run_rows(spark, config.output_location("runs"), run_id)
+        # The results first: it plans the fleet, and a failed attempt leaves its planning instant there.
+        write(RUN_TABLES[0])
+        # The others only read the persisted plan: written side by side, with the summary's reads of the
+        # inputs, so that one table's Delta commit (driver work) overlaps another's Parquet writing.
+        with ThreadPoolExecutor(max_workers=len(RUN_TABLES)) as pool:
+            ignored_rows = pool.submit(prepared.ignored_rows.collect)
+            writes = [pool.submit(write, table) for table in RUN_TABLES[1:]]
+            for done in writes:
+                done.result()  # the first failure ends the run before `runs` is written
+            ignored = {
+                f"{r['table']} ({r['reason']})": int(r["rows"]) for r in ignored_rows.result() if r["rows"]
+            }
         totals = _totals(frames["assignment_results"])
-        ignored = {
-            f"{r['table']} ({r['reason']})": int(r["rows"])
-            for r in prepared.ignored_rows.collect()
-            if r["rows"]
-        }
         statuses = totals.pop("statuses")
         write_run_rows(
             runs_row(spark, run_id, planned_at_ms, snapshot.versions, statuses),
