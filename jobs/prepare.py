@@ -232,7 +232,7 @@ def _task_row_prefix() -> Column:
 
 def task_rows(tasks: DataFrame) -> tuple[DataFrame, DataFrame]:
     """Usable `tasks` rows and problems (null task ids, partitions with nulls; duplicate task ids are found
-    by `task_facts`, which groups by task anyway)."""
+    by `task_details`, which groups by task anyway)."""
     rows = tasks.where(F.col(APP).isNotNull())
     prefix = _task_row_prefix()
     checks = [
