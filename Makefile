@@ -47,10 +47,12 @@ oracle:
 
 lint:
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 # ruff first, then pytest even when ruff complained (both reported), failing if either failed.
 test:
 	@rc=0; $(PY) -m ruff check . || rc=1; \
+	$(PY) -m ruff format --check . || rc=1; \
 	$(PY) -m pytest -q -m "not soak and not bench" || rc=1; \
 	exit $$rc
 

@@ -1,6 +1,6 @@
 """Write a run's fleet plots as PNG files (the README's figures come from `make run` this way):
 
-    python -m explore plots --output OUTPUT_DIR [--input INPUT_DIR] [--run-id ID] [--to DIR]
+python -m explore plots --output OUTPUT_DIR [--input INPUT_DIR] [--run-id ID] [--to DIR]
 """
 
 from __future__ import annotations
