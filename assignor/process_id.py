@@ -62,4 +62,4 @@ class ProcessId:
         return self._text
 
     def __repr__(self) -> str:
-        return f"ProcessId({str(self.uuid)!r})"
+        return f"ProcessId({self._text!r})"

@@ -546,7 +546,8 @@ def prepare_fleet(inputs: dict[str, DataFrame]) -> PreparedFleet:
             offset_problems,
         ]
     )
-    problems_per_app = problems.groupBy(APP).agg(F.array_sort(F.collect_set("problem")).alias("problems"))
+    # Sorted once, below, together with the problems of the tasks.
+    problems_per_app = problems.groupBy(APP).agg(F.collect_set("problem").alias("problems"))
 
     tasks_per_app = details.groupBy(APP).agg(
         F.array_sort(
