@@ -15,15 +15,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from assignor.state import KafkaStreamsState
 from assignor.task_id import TaskId
 
-
-def task_order(task: TaskId) -> tuple[bool, str, int, int]:
-    """TaskId order that also copes with a named id among unnamed ones (only an invalid assignment from
-    outside can mix them; Kafka's comparison would raise)."""
-    return (task.topology_name is not None, task.topology_name or "", task.subtopology, task.partition)
+# TaskId order that also copes with a named id among unnamed ones (only an invalid assignment from outside
+# can mix them; Kafka's comparison would raise). A sort key millions of sorts use: read in C, no call.
+task_order: Callable[[TaskId], tuple[bool, str, int, int]] = attrgetter("sort_key")
 
 
 @dataclass(frozen=True, slots=True)

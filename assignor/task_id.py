@@ -26,12 +26,13 @@ class TaskId:
     partition: int
     topology_name: str | None = None
     # Task ids are hashed and sorted millions of times per fleet run: key and hash are computed once.
-    _order: tuple[str, int, int] = field(init=False, repr=False, compare=False)
+    # The key puts unnamed ids first, so that `sort_key` orders even a mix (only comparisons refuse one).
+    sort_key: tuple[bool, str, int, int] = field(init=False, repr=False, compare=False)
     _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        order = (self.topology_name or "", self.subtopology, self.partition)
-        object.__setattr__(self, "_order", order)
+        name = self.topology_name
+        object.__setattr__(self, "sort_key", (name is not None, name or "", self.subtopology, self.partition))
         object.__setattr__(self, "_hash", hash((self.subtopology, self.partition, self.topology_name)))
 
     def __hash__(self) -> int:
@@ -75,19 +76,19 @@ class TaskId:
 
     def __lt__(self, other: TaskId) -> bool:
         self._check_comparable(other)
-        return self._order < other._order
+        return self.sort_key < other.sort_key
 
     def __le__(self, other: TaskId) -> bool:
         self._check_comparable(other)
-        return self._order <= other._order
+        return self.sort_key <= other.sort_key
 
     def __gt__(self, other: TaskId) -> bool:
         self._check_comparable(other)
-        return self._order > other._order
+        return self.sort_key > other.sort_key
 
     def __ge__(self, other: TaskId) -> bool:
         self._check_comparable(other)
-        return self._order >= other._order
+        return self.sort_key >= other.sort_key
 
 
 # A fleet run parses the same few thousand ids over and over (every app has "0_0"); ids are immutable.

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from assignor.distribution import task_order
+from assignor.metrics import ClientTasks
+from assignor.planner import PlanResult
 from assignor.process_id import ProcessId
 from assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
 from assignor.state import ApplicationState
@@ -111,10 +113,19 @@ def _restore_lag(
     return max(lag, 0)
 
 
+def _roles_of(tasks: ClientTasks) -> dict[TaskId, _Role]:
+    """A result's client tasks by role: active wins, then warmup (warmups are among the standbys too)."""
+    roles = dict.fromkeys(tasks.standby, _Role.STANDBY)
+    roles.update(dict.fromkeys(tasks.warmup, _Role.WARMUP))
+    roles.update(dict.fromkeys(tasks.active, _Role.ACTIVE))
+    return roles
+
+
 def task_transitions(
-    scenario: Scenario | ApplicationState, result: Mapping[str, Any]
+    scenario: Scenario | ApplicationState, result: PlanResult | Mapping[str, Any]
 ) -> list[TaskTransition]:
-    """Transitions for a result object of `plan_scenario`, by client (signed ProcessId order) then TaskId.
+    """Transitions for a result of `plan` (or its result object), by client (signed ProcessId order) then
+    TaskId.
 
     Clients of the scenario missing from the result close all their previous tasks.
     """
@@ -124,8 +135,13 @@ def task_transitions(
         state, end_offset_sums = scenario, _end_offset_sums(scenario)
     clients = state.clients
     new: dict[ProcessId, dict[TaskId, _Role]] = {pid: {} for pid in clients}
-    for entry in result.get("assignment") or ():
-        new.setdefault(ProcessId.parse(entry["process_id"]), {}).update(_new_roles(entry))
+    if isinstance(result, PlanResult):
+        # The fleet job's path: the result's own task sets, no text to parse back.
+        for client_result in result.clients:
+            new.setdefault(client_result.process_id, {}).update(_roles_of(client_result.tasks))
+    else:
+        for entry in result.get("assignment") or ():
+            new.setdefault(ProcessId.parse(entry["process_id"]), {}).update(_new_roles(entry))
     transitions = []
     for pid in sorted(new):
         client = clients.get(pid)

@@ -19,8 +19,8 @@ from jobs.scenario_shape import AppInput, describe_path, invalid_input_detail, s
 from schemas.tables import PLANNED_ROWS, ROW_ASSIGNMENT, ROW_CLIENT, ROW_RESULT, ROW_TRANSITION
 
 COLUMNS: tuple[str, ...] = tuple(PLANNED_ROWS.fieldNames())
-# The columns each kind of row fills; every other column of PLANNED_ROWS is null in rows of that kind.
-# (jobs.grouped builds the grouped map's Arrow output column by column from these.)
+# The columns each kind of row fills; every other column of PLANNED_ROWS is null in rows of that kind, and
+# rows are sparse dicts of these columns only (jobs.grouped reads a missing one as null).
 KIND_COLUMNS: dict[str, tuple[str, ...]] = {
     ROW_RESULT: ("kind", "app_id", "restore_lag", *COLUMNS[COLUMNS.index("restore_lag") + 1 :]),
     ROW_ASSIGNMENT: (
@@ -56,7 +56,8 @@ def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> 
         return [invalid_input_row(app, invalid_input_detail(app.problems), settings)]
     try:
         scenario = load_scenario(app.scenario, source=f"application {app_id}", now_ms=settings.now_ms)
-        result = plan(scenario, assignor=settings.assignor).as_dict()
+        planned = plan(scenario, assignor=settings.assignor)
+        result = planned.as_dict()
     except ScenarioError as e:
         where = describe_path(app.scenario, e.path)
         return [invalid_input_row(app, f"{where}: {e.reason} (scenario path {e.path})", settings)]
@@ -66,7 +67,7 @@ def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> 
     if result["status"] in ROLLED_OUT:
         rows += assignment_rows(app_id, result)
         rows += client_rows(app_id, result)
-        rows += [_row(ROW_TRANSITION, app_id, **t.as_row()) for t in task_transitions(scenario, result)]
+        rows += [_row(ROW_TRANSITION, app_id, **t.as_row()) for t in task_transitions(scenario, planned)]
     return rows
 
 

@@ -4,14 +4,16 @@ follow-up; INVALID_ASSIGNMENT writes no plan rows)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import types
 
+import pyarrow as pa
 import pytest
 
 from assignor import AssignedTask, BaseTaskAssignor, KafkaStreamsAssignment, ProcessId, TaskAssignment, TaskId
-from jobs.grouped import rows_table
+from jobs.grouped import WORKER_GC_THRESHOLD, arrow_function, pandas_function, rows_table
 from jobs.plan_rows import COLUMNS, KIND_COLUMNS, PlanSettings, plan_application
 from jobs.scenario_shape import describe_path, invalid_input_detail, shape_application
 
@@ -176,8 +178,8 @@ def test_problem_detail_is_capped():
 
 
 def test_arrow_output_holds_every_value_of_every_kind_of_row():
-    """The grouped map's Arrow table is built per kind from KIND_COLUMNS: a column a kind fills but that is
-    not listed there would come out null."""
+    """The grouped map's Arrow table holds every value of every row, in the rows' order, and nulls where a
+    kind fills nothing."""
     rows = plan_application("a", compact(), PlanSettings(now_ms=NOW))
     rows += plan_application(
         "b", compact(app_id="b"), PlanSettings(now_ms=NOW, assignor="fleet_test_assignors:FailingAssignor")
@@ -186,15 +188,12 @@ def test_arrow_output_holds_every_value_of_every_kind_of_row():
     assert {r["kind"] for r in rows} == {"RESULT", "ASSIGNMENT", "CLIENT", "TRANSITION"}
     assert {r["status"] for r in rows if r["kind"] == "RESULT"} == {"OK", "ASSIGNOR_FAILED", "INVALID_INPUT"}
 
-    # A row holds only columns its kind fills: any other would be dropped on the way to Arrow.
+    # A row holds only columns its kind fills: a key that is no column would be dropped on the way to Arrow.
     for row in rows:
         assert set(row) <= set(KIND_COLUMNS[row["kind"]]), row["kind"]
 
-    def key(row):
-        return json.dumps(row, sort_keys=True)
-
     full_rows = [{column: row.get(column) for column in COLUMNS} for row in rows]
-    assert sorted(rows_table(rows).to_pylist(), key=key) == sorted(full_rows, key=key)
+    assert rows_table(rows).to_pylist() == full_rows
 
 
 def test_arrow_output_is_one_record_batch_per_call():
@@ -204,3 +203,21 @@ def test_arrow_output_is_one_record_batch_per_call():
     assert len({r["kind"] for r in rows}) > 1
     batches = rows_table(rows).to_batches()
     assert len(batches) == 1 and batches[0].num_rows == len(rows)
+
+
+def test_a_grouped_map_call_raises_the_workers_gc_threshold_and_never_lowers_it():
+    before = gc.get_threshold()
+    table = pa.table({"app_id": ["a"], "scenario": [compact()]})
+    try:
+        gc.set_threshold(700, 10, 10)  # Python's default
+        assert arrow_function(PlanSettings(now_ms=NOW))(table).num_rows > 1
+        assert gc.get_threshold() == WORKER_GC_THRESHOLD
+        gc.set_threshold(700, 10, 10)
+        assert len(pandas_function(PlanSettings(now_ms=NOW))(table.to_pandas())) > 1
+        assert gc.get_threshold() == WORKER_GC_THRESHOLD
+        higher = (WORKER_GC_THRESHOLD[0] * 2, 20, 20)
+        gc.set_threshold(*higher)
+        arrow_function(PlanSettings(now_ms=NOW))(table)
+        assert gc.get_threshold() == higher
+    finally:
+        gc.set_threshold(*before)

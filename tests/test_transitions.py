@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from assignor.planner import plan
 from assignor.scenario import load_scenario
 from assignor.transitions import TransitionKind, task_transitions
+from tests.scenario_generator import generate_scenarios
 
 LOW = "00000000-0000-0000-0000-000000000001"
 HIGH = "80000000-0000-0000-0000-000000000001"  # signed order: before LOW
@@ -113,3 +115,16 @@ def test_a_bare_application_state_gives_the_same_transitions():
     transitions = task_transitions(loaded.application_state, result)
     lags = {str(x.task_id): x.restore_lag for x in transitions if str(x.process_id) == LOW}
     assert (lags["0_4"], lags["0_5"], lags["0_6"]) == (100, 30, 70)
+
+
+def test_a_plan_result_gives_the_same_transitions_as_its_result_object():
+    # The fleet job hands `plan`'s PlanResult over directly; the CLI and the explorer use the result object.
+    kinds = set()
+    for raw in generate_scenarios(range(40)):
+        loaded = load_scenario(raw, now_ms=1_700_000_000_000)
+        planned = plan(loaded)
+        from_result = task_transitions(loaded, planned)
+        assert from_result == task_transitions(loaded, planned.as_dict())
+        kinds |= {t.transition for t in from_result}
+    # The generated scenarios reach warmups, promotions and closes, so every role mapping is compared.
+    assert {TransitionKind.CREATE_WARMUP, TransitionKind.PROMOTE_STANDBY, TransitionKind.CLOSE} <= kinds
