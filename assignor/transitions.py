@@ -92,20 +92,18 @@ def _end_offset_sums(state: ApplicationState) -> dict[TaskId, int]:
 
 
 def _restore_lag(
-    state: ApplicationState,
+    lags: Mapping[TaskId, int] | None,
     end_offset_sums: Mapping[TaskId, int],
-    process_id: ProcessId,
     task: TaskId,
     kind: TransitionKind,
 ) -> int:
     """Changelog records to restore before the task runs here: the lag clamped at 0 (a running active
-    owes nothing, an unknown offset owes the whole changelog)."""
+    owes nothing, an unknown offset owes the whole changelog). `lags` is the client's, None for a client
+    the state does not know (it has no state, so it owes the whole changelog)."""
     end_sum = end_offset_sums.get(task)
     if end_sum is None or kind is TransitionKind.CLOSE:
         return 0
-    client = state.clients.get(process_id)
-    lags = client.task_lags if client is not None else None
-    lag = lags.get(task, end_sum) if lags is not None else end_sum  # a client we do not know has no state
+    lag = lags.get(task, end_sum) if lags is not None else end_sum
     if lag == LATEST_OFFSET:
         return 0
     if lag == UNKNOWN_OFFSET:
@@ -150,8 +148,9 @@ def task_transitions(
             before.update((t, _Role.STANDBY) for t in client.previous_standby_tasks)
             before.update((t, _Role.ACTIVE) for t in client.previous_active_tasks)
         after = new[pid]
+        lags = client.task_lags if client is not None else None
         for task in sorted(before.keys() | after.keys(), key=task_order):
             kind = _TRANSITIONS[(before.get(task, _Role.NONE), after.get(task, _Role.NONE))]
-            lag = _restore_lag(state, end_offset_sums, pid, task, kind)
+            lag = _restore_lag(lags, end_offset_sums, task, kind)
             transitions.append(TaskTransition(pid, task, kind, lag))
     return transitions
