@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass
 
 from assignor.errors import ConfigException
+from assignor.limits import MAX_INT, MAX_LONG
 
 MAX_RACK_AWARE_ASSIGNMENT_TAGS = 5
 MIN_PROBING_REBALANCE_INTERVAL_MS = 60_000
@@ -29,11 +30,11 @@ class RackAwareStrategy(enum.Enum):
         raise ConfigException("rack_aware_assignment_strategy", value, f"must be one of {allowed}")
 
 
-def _require_int(name: str, value: object, minimum: int | None) -> None:
+def _require_int(name: str, value: object, minimum: int, maximum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigException(name, value, "must be an integer")
-    if minimum is not None and value < minimum:
-        raise ConfigException(name, value, f"must be at least {minimum}")
+        raise ConfigException(name, value, f"must be an integer from {minimum} to {maximum}")
+    if not minimum <= value <= maximum:
+        raise ConfigException(name, value, f"must be from {minimum} to {maximum}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,8 @@ class AssignmentConfigs:
     """Validated on construction: an invalid value raises `ConfigException` naming the config.
 
     Defaults are Kafka's. Beyond Kafka's validators we also reject negative standby counts and negative
-    rack costs (POLICY.md: unusable input), which Kafka leaves unchecked.
+    rack costs (POLICY.md: unusable input), which Kafka leaves unchecked, and values beyond the range of
+    Kafka's config type (int: 2^31-1, long: 2^63-1; `assignor.limits`).
     """
 
     acceptable_recovery_lag: int = 10_000
@@ -54,13 +56,15 @@ class AssignmentConfigs:
     rack_aware_assignment_strategy: RackAwareStrategy = RackAwareStrategy.NONE
 
     def __post_init__(self) -> None:
-        _require_int("acceptable_recovery_lag", self.acceptable_recovery_lag, 0)
-        _require_int("max_warmup_replicas", self.max_warmup_replicas, 1)
-        _require_int("num_standby_replicas", self.num_standby_replicas, 0)
+        _require_int("acceptable_recovery_lag", self.acceptable_recovery_lag, 0, MAX_LONG)
+        _require_int("max_warmup_replicas", self.max_warmup_replicas, 1, MAX_INT)
+        _require_int("num_standby_replicas", self.num_standby_replicas, 0, MAX_INT)
+        # Deadlines derived from it saturate (assignor.limits.deadline_after): any long is usable.
         _require_int(
             "probing_rebalance_interval_ms",
             self.probing_rebalance_interval_ms,
             MIN_PROBING_REBALANCE_INTERVAL_MS,
+            MAX_LONG,
         )
         tags = self.rack_aware_assignment_tags
         if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
@@ -75,7 +79,7 @@ class AssignmentConfigs:
         for name in ("rack_aware_traffic_cost", "rack_aware_non_overlap_cost"):
             value = getattr(self, name)
             if value is not None:
-                _require_int(name, value, 0)
+                _require_int(name, value, 0, MAX_INT)
         object.__setattr__(
             self,
             "rack_aware_assignment_strategy",

@@ -13,6 +13,7 @@ from assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssign
 from assignor.client_state import ClientState
 from assignor.errors import AssignmentError
 from assignor.legacy_sticky import LegacyStickyTaskAssignor
+from assignor.limits import deadline_after
 from assignor.process_id import ProcessId
 from assignor.state import ApplicationState
 
@@ -60,7 +61,7 @@ class FallbackPriorTaskAssignor:
         )
         assignments = [to_kafka_streams_assignment(client) for client in clients.values()]
         if assignments:  # always asks for a probing rebalance, on the smallest ProcessId
-            deadline = application_state.now_ms + configs.probing_rebalance_interval_ms
+            deadline = deadline_after(application_state.now_ms, configs.probing_rebalance_interval_ms)
             assignments[0] = assignments[0].with_followup_rebalance(deadline)
         return TaskAssignment.of(assignments)
 

@@ -24,6 +24,7 @@ import numpy as np
 from assignor.assignment import ACTIVE, STANDBY, AssignedTask, KafkaStreamsAssignment, TaskAssignment
 from assignor.client_state import ClientState
 from assignor.configs import AssignmentConfigs, RackAwareStrategy
+from assignor.limits import deadline_after
 from assignor.process_id import ProcessId
 from assignor.state import ApplicationState, KafkaStreamsState
 from assignor.task_assignor import BaseTaskAssignor
@@ -67,7 +68,11 @@ class HighAvailabilityTaskAssignor(BaseTaskAssignor):
             configs,
             rack_assignor=_rack_assignor_for(application_state),
         )
-        deadline = application_state.now_ms + configs.probing_rebalance_interval_ms if probing else None
+        deadline = (
+            deadline_after(application_state.now_ms, configs.probing_rebalance_interval_ms)
+            if probing
+            else None
+        )
         return to_task_assignment(clients, deadline, order_hint=application_state.all_tasks().keys())
 
 

@@ -6,8 +6,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 from assignor.assignment import ACTIVE, STANDBY, KafkaStreamsAssignment
+from assignor.limits import MAX_LONG
 from assignor.process_id import ProcessId
-from assignor.scenario import LATEST_OFFSET, MAX_LONG, UNKNOWN_OFFSET, Scenario
+from assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
 from assignor.task_id import TaskId
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
 from assignor.distribution import ConsumerTasks, distribute_client_tasks, task_order
 from assignor.errors import AssignmentError
+from assignor.limits import instant_range_text, is_instant
 from assignor.metrics import AssignmentMetrics, ClientTasks, compute_metrics
 from assignor.process_id import ProcessId
 from assignor.registry import FALLBACK_PRIOR, HIGH_AVAILABILITY, UnknownAssignorError, load_assignor
@@ -124,12 +125,23 @@ def choose_assignor(scenario: Scenario, override: str | None) -> tuple[str, str,
 
 def _as_task_assignment(returned: object) -> TaskAssignment:
     if isinstance(returned, TaskAssignment):
-        return returned
-    if isinstance(returned, Mapping) or isinstance(returned, (list, tuple)):
+        assignments = returned
+    elif isinstance(returned, Mapping) or isinstance(returned, (list, tuple)):
         assignments = TaskAssignment.of(returned)
-        if all(isinstance(a, KafkaStreamsAssignment) for a in assignments):
-            return assignments
-    raise TypeError(f"assign() returned {type(returned).__name__}, not a TaskAssignment")
+        if not all(isinstance(a, KafkaStreamsAssignment) for a in assignments):
+            raise TypeError(
+                f"assign() returned a {type(returned).__name__} of other than KafkaStreamsAssignment"
+            )
+    else:
+        raise TypeError(f"assign() returned {type(returned).__name__}, not a TaskAssignment")
+    for assignment in assignments:
+        deadline = assignment.followup_rebalance_deadline()
+        if deadline is not None and not is_instant(deadline):
+            raise ValueError(
+                f"assign() gave client {assignment.process_id()} the follow-up deadline {deadline!r}: "
+                f"not an instant within {instant_range_text()}"
+            )
+    return assignments
 
 
 def _failure_message(error: BaseException) -> str:
@@ -172,7 +184,12 @@ def _client_results(
     results = []
     for pid, (tasks, deadline) in merged.items():
         client = scenario.client(pid)
-        consumers = distribute_client_tasks(client, tasks.active, tasks.standby) if client is not None else {}
+        if client is None:
+            consumers: Mapping[str, ConsumerTasks] = {}
+        else:
+            # The client's own id object: its text is the input's, whichever spelling an assignor used.
+            pid = client.process_id
+            consumers = distribute_client_tasks(client, tasks.active, tasks.standby)
         results.append(ClientResult(pid, tasks, consumers, deadline))
     return tuple(sorted(results, key=lambda r: str(r.process_id)))
 
@@ -201,11 +218,15 @@ def _build_result(
     )
 
 
-def plan(scenario: Scenario, *, assignor: str | None = None) -> PlanResult:
-    """Run the chosen assignor on a loaded scenario; raise `ScenarioError` for an unusable assignor name."""
+def plan(
+    scenario: Scenario, *, assignor: str | None = None, allowed_assignors: Collection[str] | None = None
+) -> PlanResult:
+    """Run the chosen assignor on a loaded scenario; raise `ScenarioError` for an unusable assignor name.
+
+    `allowed_assignors`: the custom ``module:Class`` names that may be imported (None: any)."""
     name, path, note = choose_assignor(scenario, assignor)
     try:
-        instance = load_assignor(name)
+        instance = load_assignor(name, allowed_assignors)
     except UnknownAssignorError as e:
         raise ScenarioError(path, str(e)) from None
     state = scenario.application_state

@@ -20,22 +20,25 @@ class ProcessId:
 
     sort_key: tuple[int, int] = field(repr=False)
     uuid: uuid.UUID = field(compare=False)
+    # The text the id was given as, kept byte for byte so that output rows join back to the input rows
+    # (`{...}`, upper case and 32 hex digits are the same UUID, but not the same text); None: canonical.
+    # Equality, order and hash are the UUID's: two spellings of one id in one application are duplicates.
+    _text: str | None = field(default=None, repr=False, compare=False)
     # Hashed for every dict and set lookup of the assignors: computed once, the same value the generated
     # dataclass hash gives (hash of the compared fields), so set and dict orders do not change.
     _hash: int = field(init=False, repr=False, compare=False)
-    # The text is asked for far more often than ids are made (result rows, sort keys): made once too.
-    _text: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash((self.sort_key,)))
-        object.__setattr__(self, "_text", str(self.uuid))
+        if self._text is None:
+            object.__setattr__(self, "_text", str(self.uuid))
 
     def __hash__(self) -> int:
         return self._hash
 
     def __reduce__(self) -> tuple:
         # Rebuilt through __init__ so the cached hash is always this interpreter's (as TaskId).
-        return (ProcessId, (self.sort_key, self.uuid))
+        return (ProcessId, (self.sort_key, self.uuid, self._text))
 
     @classmethod
     def of(cls, value: uuid.UUID | int | str) -> ProcessId:
@@ -44,22 +47,32 @@ class ProcessId:
             value = uuid.UUID(int=value)
         elif isinstance(value, str):
             return cls.parse(value)
+        return cls._of_uuid(value, None)
+
+    @classmethod
+    def _of_uuid(cls, value: uuid.UUID, text: str | None) -> ProcessId:
         msb, lsb = value.int >> 64, value.int & ((1 << 64) - 1)
-        return cls((_signed64(msb), _signed64(lsb)), value)
+        return cls((_signed64(msb), _signed64(lsb)), value, text)
 
     @classmethod
     def parse(cls, text: str) -> ProcessId:
-        """Parse canonical UUID text; raise ValueError otherwise."""
+        """Parse UUID text (any spelling Python's UUID reads); the id keeps `text` as its text. Raise
+        ValueError otherwise."""
         if not isinstance(text, str):
             raise ValueError(f"process id must be a UUID string, got {text!r}")
         try:
             parsed = uuid.UUID(text)
         except ValueError:
             raise ValueError(f"process id {text!r} is not a UUID") from None
-        return cls.of(parsed)
+        return cls._of_uuid(parsed, text)
+
+    @property
+    def canonical(self) -> str:
+        """The id as Kafka writes it (java.util.UUID#toString)."""
+        return str(self.uuid)
 
     def __str__(self) -> str:
-        return self._text
+        return self._text  # type: ignore[return-value]  # set by __post_init__
 
     def __repr__(self) -> str:
         return f"ProcessId({self._text!r})"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Collection
 
 from assignor.task_assignor import TaskAssignor
 
@@ -27,8 +28,17 @@ class UnknownAssignorError(ValueError):
     """The assignor name is not a built-in one, or the ``module:Class`` cannot be used (INVALID_INPUT)."""
 
 
-def load_assignor(name: str) -> TaskAssignor:
-    """A fresh instance of the named assignor (built-in name or ``module:Class``)."""
+def is_class_reference(name: str) -> bool:
+    """True for a syntactically valid ``module:Class`` (nothing is imported)."""
+    return bool(_CLASS_REFERENCE.fullmatch(name))
+
+
+def load_assignor(name: str, allowed: Collection[str] | None = None) -> TaskAssignor:
+    """A fresh instance of the named assignor (built-in name or ``module:Class``).
+
+    `allowed`: the ``module:Class`` names that may be imported (the fleet job's `allowed_assignors`); any
+    other custom name is refused before anything is imported. None allows every name (the one-app CLI,
+    whose user names the class on their own command line)."""
     if not isinstance(name, str):
         raise UnknownAssignorError(f"assignor name must be a string, got {name!r}")
     reference = BUILTIN_ASSIGNORS.get(name)
@@ -36,8 +46,13 @@ def load_assignor(name: str) -> TaskAssignor:
         if ":" not in name:
             known = ", ".join(BUILTIN_ASSIGNORS)
             raise UnknownAssignorError(f"unknown assignor {name!r}: use one of {known} or module:Class")
-        if not _CLASS_REFERENCE.fullmatch(name):
+        if not is_class_reference(name):
             raise UnknownAssignorError(f"assignor {name!r} is not a valid module:Class reference")
+        if allowed is not None and name not in allowed:
+            raise UnknownAssignorError(
+                f"assignor {name!r} is not allowed by the job's configuration (allowed_assignors: "
+                f"{', '.join(sorted(allowed)) or 'none'}); nothing was imported"
+            )
         reference = name
     return _instantiate(name, _resolve(name, reference))
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from assignor.configs import AssignmentConfigs
 from assignor.errors import ConfigException
+from assignor.limits import MAX_LONG, instant_range_text, is_instant
 from assignor.process_id import ProcessId
 from assignor.state import ApplicationState, KafkaStreamsState, TaskInfo, TaskTopicPartition, TopicPartition
 from assignor.task_id import TaskId, TaskIdFormatError
@@ -24,7 +25,6 @@ from assignor.task_id import TaskId, TaskIdFormatError
 DEFAULT_ASSIGNOR = "high_availability"
 LATEST_OFFSET = -2  # the client runs the task as active: caught up by definition
 UNKNOWN_OFFSET = -3  # the offset is unknown
-MAX_LONG = (1 << 63) - 1
 
 # The `applications` table's columns that a scenario's `configs` may carry (tables.md), besides the
 # AssignmentConfigs fields themselves.
@@ -421,6 +421,10 @@ def _client_lags(
 
 def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -> Scenario:
     """Check a scenario dict (scenario.md) and build the application's state; raise `ScenarioError`."""
+    if not is_instant(now_ms):
+        raise ScenarioError(
+            "now_ms", f"the planning instant must be within {instant_range_text()}, got {now_ms!r}"
+        )
     if not isinstance(obj, dict):
         raise ScenarioError("$", "a scenario must be a JSON object")
     loader = _Loader(source)
@@ -442,7 +446,7 @@ def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -
     if not raw_clients:
         raise ScenarioError("clients", "no clients")
 
-    seen_pids: dict[ProcessId, str] = {}
+    seen_pids: dict[ProcessId, tuple[str, ProcessId]] = {}
     seen_consumers: dict[str, str] = {}
     parsed = []
     for i, raw in enumerate(raw_clients):
@@ -454,8 +458,10 @@ def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -
         except ValueError as e:
             raise ScenarioError(f"{path}.process_id", str(e)) from None
         if pid in seen_pids:
-            raise ScenarioError(f"{path}.process_id", f"duplicate process id {pid} (also {seen_pids[pid]})")
-        seen_pids[pid] = path
+            other_path, other = seen_pids[pid]
+            same = "" if str(other) == str(pid) else f", the same UUID as process id {other}"
+            raise ScenarioError(f"{path}.process_id", f"duplicate process id {pid} (also {other_path}{same})")
+        seen_pids[pid] = (path, pid)
         consumers = loader.consumers(raw, path, known, seen_consumers)
         threads = loader.threads(raw, path, bool(consumers))
         if not consumers:

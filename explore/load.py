@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from explore.frames import RUNS_COLUMNS, RunFrames, normalize
+from explore.frames import RUNS_COLUMNS, RunFrames, empty, normalize
 from explore.ordering import sort_frame, sorted_tasks
 
 OUTPUT_TABLES = ("assignment_results", "assignments", "client_assignments", "task_transitions")
@@ -46,8 +46,12 @@ def _read(path: Path, *, spark=None, version: int | None = None, run_id: str | N
 
 
 def list_runs(output_dir: str | Path, *, spark=None) -> pd.DataFrame:
-    """The complete runs, oldest first (by completion time, then run id)."""
-    runs = normalize(_read(Path(output_dir) / "runs", spark=spark), RUNS_COLUMNS)
+    """The complete runs, oldest first (by completion time, then run id); no rows while there is no `runs`
+    table yet (no run has completed)."""
+    path = Path(output_dir) / "runs"
+    if not (path / "_delta_log").is_dir():
+        return empty(RUNS_COLUMNS)
+    runs = normalize(_read(path, spark=spark), RUNS_COLUMNS)
     runs = runs[runs["status"] == COMPLETE]
     return runs.sort_values(["completed_at", "run_id"], kind="stable").reset_index(drop=True)
 

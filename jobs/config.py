@@ -9,6 +9,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from assignor.limits import instant_range_text, is_instant
+from assignor.registry import UnknownAssignorError, is_class_reference, load_assignor
 from jobs.grouped import GroupedMapKind
 from schemas.tables import INPUT_TABLES, OUTPUT_TABLES
 
@@ -51,6 +53,8 @@ class JobConfig:
     grouped_map: GroupedMapKind = GroupedMapKind.ARROW
     shuffle_partitions: int = 0
     master: str | None = None
+    # Custom `module:Class` assignors that `applications.assignor` may name (the trust model: README).
+    allowed_assignors: frozenset[str] = frozenset()
 
     def input_location(self, table: str) -> TableLocation:
         if self.input_path:
@@ -68,28 +72,75 @@ def _join(base: str, table: str) -> str:
     return f"{base.rstrip('/')}/{table}"
 
 
+JOB_KEYS = ("grouped_map", "shuffle_partitions", "allowed_assignors")
+
+
 def load_conf_file(path: str | Path | None) -> JobConfig:
-    """JobConfig from a TOML file (conf/defaults.toml when none is given)."""
+    """JobConfig from a TOML file (conf/defaults.toml when none is given).
+
+    A file named explicitly must exist and parse, and every section and key must be known: a typo must
+    not quietly fall back to defaults (ConfigError names the file and the key)."""
     source = Path(path) if path else DEFAULT_CONF
-    try:
-        raw: dict[str, Any] = tomllib.loads(source.read_text(encoding="utf-8")) if source.exists() else {}
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise ConfigError(f"cannot read conf file {source}: {e}") from None
-    job = raw.get("job", {})
-    inputs, outputs = raw.get("inputs", {}), raw.get("outputs", {})
-    for section, names, known in (("inputs", inputs, INPUT_TABLES), ("outputs", outputs, OUTPUT_TABLES)):
+    if not source.is_file():
+        if path:
+            raise ConfigError(f"conf file {source}: no such file")
+        raw: dict[str, Any] = {}
+    else:
+        try:
+            raw = tomllib.loads(source.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            raise ConfigError(f"conf file {source}: cannot be read: {e}") from None
+    unknown_sections = sorted(set(raw) - {"job", "inputs", "outputs"})
+    if unknown_sections:
+        raise ConfigError(f"conf file {source}: unknown section(s) {', '.join(unknown_sections)}")
+    job, inputs, outputs = raw.get("job", {}), raw.get("inputs", {}), raw.get("outputs", {})
+    for section, names, known in (
+        ("job", job, JOB_KEYS),
+        ("inputs", inputs, INPUT_TABLES),
+        ("outputs", outputs, OUTPUT_TABLES),
+    ):
+        if not isinstance(names, dict):
+            raise ConfigError(f"conf file {source}: [{section}] must be a table")
         unknown = sorted(set(names) - set(known))
         if unknown:
-            raise ConfigError(f"conf file {source}: unknown table(s) in [{section}]: {', '.join(unknown)}")
+            raise ConfigError(f"conf file {source}: unknown key(s) in [{section}]: {', '.join(unknown)}")
+        for key, value in names.items():
+            if section != "job" and not (isinstance(value, str) and value):
+                raise ConfigError(f"conf file {source}: [{section}] {key} must be a table name")
     try:
+        shuffle = job.get("shuffle_partitions", 0)
+        if isinstance(shuffle, bool) or not isinstance(shuffle, int) or not 0 <= shuffle <= 100_000:
+            raise ValueError(f"shuffle_partitions must be an integer from 0 to 100000, got {shuffle!r}")
         return JobConfig(
             input_catalog=dict(inputs),
             output_catalog=dict(outputs),
             grouped_map=GroupedMapKind.parse(job.get("grouped_map", GroupedMapKind.ARROW.value)),
-            shuffle_partitions=int(job.get("shuffle_partitions", 0)),
+            shuffle_partitions=shuffle,
+            allowed_assignors=_allowed_assignors(job.get("allowed_assignors", [])),
         )
     except ValueError as e:
-        raise ConfigError(f"conf file {source}: {e}") from None
+        raise ConfigError(f"conf file {source}: [job] {e}") from None
+
+
+def _allowed_assignors(raw: object) -> frozenset[str]:
+    if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
+        raise ValueError(f"allowed_assignors must be a list of module:Class names, got {raw!r}")
+    for name in raw:
+        if not is_class_reference(name):
+            raise ValueError(f"allowed_assignors: {name!r} is not a module:Class name")
+    return frozenset(raw)
+
+
+def check_assignors(config: JobConfig) -> None:
+    """Fail before anything is read or written when the job's own assignor settings cannot plan: an
+    unknown --assignor, or a custom one (given or allowlisted) that does not import or instantiate."""
+    names = ([config.assignor] if config.assignor is not None else []) + sorted(config.allowed_assignors)
+    for name in names:
+        try:
+            load_assignor(name)
+        except UnknownAssignorError as e:
+            where = "--assignor" if name == config.assignor else "allowed_assignors"
+            raise ConfigError(f"{where}: {e}") from None
 
 
 def check_run_id(run_id: str) -> str:
@@ -105,16 +156,21 @@ def run_id_for(planned_at_ms: int) -> str:
 
 
 def parse_instant_ms(text: str) -> int:
-    """Epoch milliseconds, or an ISO-8601 instant (a time without zone is UTC)."""
+    """Epoch milliseconds, or an ISO-8601 instant (a time without zone is UTC), within the instants every
+    output reader can hold (assignor.limits)."""
     if re.fullmatch(r"-?\d+", text.strip()):
-        return int(text)
-    try:
-        instant = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise ConfigError(f"--planned-at {text!r}: use epoch milliseconds or ISO-8601") from None
-    if instant.tzinfo is None:
-        instant = instant.replace(tzinfo=timezone.utc)
-    return int(instant.timestamp() * 1000)
+        ms = int(text)
+    else:
+        try:
+            instant = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(f"--planned-at {text!r}: use epoch milliseconds or ISO-8601") from None
+        if instant.tzinfo is None:
+            instant = instant.replace(tzinfo=timezone.utc)
+        ms = round(instant.timestamp() * 1000)
+    if not is_instant(ms):
+        raise ConfigError(f"--planned-at {text!r}: must be within {instant_range_text()}")
+    return ms
 
 
 def parse_versions(values: list[str]) -> dict[str, int]:
@@ -140,6 +196,7 @@ def parse_versions(values: list[str]) -> dict[str, int]:
 __all__ = [
     "ConfigError",
     "JobConfig",
+    "check_assignors",
     "TableLocation",
     "check_run_id",
     "load_conf_file",

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
+from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -48,13 +49,19 @@ def write_input_tables(
 
 
 def read_complete(spark: SparkSession, output_path: str, table: str) -> DataFrame:
-    """An output table's rows of complete runs only (runs listed in `runs` as COMPLETE)."""
+    """An output table's rows of complete runs only (runs listed in `runs` as COMPLETE); no rows, with the
+    table's columns, while no run is complete yet (a first run that failed, or none)."""
     if table not in OUTPUT_TABLES:
         raise ValueError(f"unknown output table {table!r}")
     base = output_path.rstrip("/")
+    schema = OUTPUT_TABLES[table]
+    if not DeltaTable.isDeltaTable(spark, f"{base}/runs"):
+        return spark.createDataFrame([], schema)
     runs = spark.read.format("delta").load(f"{base}/runs").where(F.col("status") == COMPLETE)
     if table == "runs":
         return runs
+    if not DeltaTable.isDeltaTable(spark, f"{base}/{table}"):
+        return spark.createDataFrame([], schema)
     rows = spark.read.format("delta").load(f"{base}/{table}")
     return rows.join(runs.select("run_id"), "run_id", "left_semi")
 

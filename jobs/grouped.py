@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
-from jobs.plan_rows import COLUMNS, PlanSettings, plan_application
+from jobs.plan_rows import COLUMNS, PlanSettings, failed_row, plan_application
 from schemas.tables import PLANNED_ROWS
 
 
@@ -72,19 +72,32 @@ def tune_worker_gc() -> None:
         gc.set_threshold(*WORKER_GC_THRESHOLD)
 
 
-def _plan_all(pairs: Iterable[tuple[str, str]], settings: PlanSettings) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for app_id, scenario in pairs:
-        rows.extend(plan_application(app_id, scenario, settings))
-    return rows
+def planned_table(pairs: Iterable[tuple[str, str]], settings: PlanSettings) -> pa.Table:
+    """The rows of every application given, as one Arrow table.
+
+    A value Arrow cannot hold in its column (a number past the column's range, which the planner's checks
+    should already have kept out) must not sink the others: then each application is converted alone, and
+    one that still fails gets its one INVALID_INPUT row instead of its plan."""
+    per_app = [(app_id, plan_application(app_id, scenario, settings)) for app_id, scenario in pairs]
+    try:
+        return rows_table([row for _, rows in per_app for row in rows])
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        pass
+    tables = []
+    for app_id, rows in per_app:
+        try:
+            tables.append(rows_table(rows))
+        except (pa.ArrowException, OverflowError, TypeError, ValueError) as e:
+            detail = f"could not be written: {type(e).__name__}: {e}"
+            tables.append(rows_table([failed_row(app_id, detail, settings)]))
+    return pa.concat_tables(tables).combine_chunks()
 
 
 def pandas_function(settings: PlanSettings) -> Callable[[pd.DataFrame], pd.DataFrame]:
     def plan_group(frame: pd.DataFrame) -> pd.DataFrame:
         tune_worker_gc()
-        rows = _plan_all(zip(frame["app_id"], frame["scenario"]), settings)
         # Through Arrow so that nullable ints and string lists keep their types.
-        return rows_table(rows).to_pandas()
+        return planned_table(zip(frame["app_id"], frame["scenario"]), settings).to_pandas()
 
     return plan_group
 
@@ -93,7 +106,7 @@ def arrow_function(settings: PlanSettings) -> Callable[[pa.Table], pa.Table]:
     def plan_group(table: pa.Table) -> pa.Table:
         tune_worker_gc()
         pairs = zip(table.column("app_id").to_pylist(), table.column("scenario").to_pylist())
-        return rows_table(_plan_all(pairs, settings))
+        return planned_table(pairs, settings)
 
     return plan_group
 

@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from jobs.config import (
     ConfigError,
     JobConfig,
+    check_assignors,
     check_run_id,
     load_conf_file,
     parse_instant_ms,
@@ -38,8 +39,11 @@ from jobs.plan_rows import INVALID_INPUT
 from jobs.prepare import prepare_fleet
 from jobs.spark import get_or_create_session
 from jobs.tables_io import (
+    ConcurrentWriteError,
     InputTableError,
     SchemaDriftError,
+    Writer,
+    check_sole_writer,
     conform,
     delete_run_rows,
     read_existing,
@@ -185,6 +189,7 @@ def run_job(
     """Plan the fleet once. `after_write(table)` is called after each output write (tests inject failures
     there)."""
     started = time.perf_counter()
+    check_assignors(config)
     if config.shuffle_partitions > 0:
         spark.conf.set("spark.sql.shuffle.partitions", str(config.shuffle_partitions))
     locations = {name: config.input_location(name) for name in INPUT_TABLES}
@@ -195,20 +200,23 @@ def run_job(
     )
 
     prepared = prepare_fleet(snapshot.frames)
-    settings = PlanSettings(now_ms=planned_at_ms, assignor=config.assignor)
+    settings = PlanSettings(
+        now_ms=planned_at_ms, assignor=config.assignor, allowed_assignors=config.allowed_assignors
+    )
     planned = plan_fleet(prepared.apps, settings, config.grouped_map).persist(StorageLevel.MEMORY_AND_DISK)
+    writer = Writer.new(run_id)
     try:
         frames = output_frames(planned, run_id, planned_at_ms)
 
         def write(table: str) -> None:
             stage = time.perf_counter()
-            write_run_rows(frames[table], config.output_location(table), run_id)
+            write_run_rows(frames[table], config.output_location(table), writer)
             log.info("wrote %s in %.1f s", table, time.perf_counter() - stage)
             if after_write is not None:
                 after_write(table)
 
         # A rerun first withdraws its completion mark, so readers never see a half-replaced run.
-        delete_run_rows(spark, config.output_location("runs"), run_id)
+        delete_run_rows(spark, config.output_location("runs"), writer)
         # The results first: it plans the fleet, and a failed attempt leaves its planning instant there.
         write(RUN_TABLES[0])
         # The others only read the persisted plan: written side by side, with the summary's reads of the
@@ -223,10 +231,13 @@ def run_job(
             }
         totals = _totals(frames["assignment_results"])
         statuses = totals.pop("statuses")
+        # Two attempts of one run id at once must not complete a run whose tables come from both.
+        for table in RUN_TABLES:
+            check_sole_writer(spark, config.output_location(table), writer)
         write_run_rows(
             runs_row(spark, run_id, planned_at_ms, snapshot.versions, statuses),
             config.output_location("runs"),
-            run_id,
+            writer,
         )
         log.info("wrote runs: run %s complete", run_id)
     finally:
@@ -301,16 +312,30 @@ def parse_args(argv: Sequence[str]) -> tuple[JobConfig, argparse.Namespace]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Exit 0 when the run completed; 2, with one line on stderr, when it could not (a setting, an input
+    table, a write): per-application problems never fail the run, they are rows of `assignment_results`."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         config, _ = parse_args(sys.argv[1:] if argv is None else argv)
+        check_assignors(config)  # before Spark starts: a job that cannot plan anything writes nothing
         spark = get_or_create_session("fleet-assignor-plan", master=config.master)
         summary = run_job(spark, config)
-    except (ConfigError, SchemaDriftError, InputTableError) as e:
+    except (ConfigError, SchemaDriftError, InputTableError, ConcurrentWriteError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - outside the per-application work: one line, the trace in the log
+        log.debug("the run failed", exc_info=True)
+        print(f"error: the run failed: {one_line(e)}", file=sys.stderr)
         return 2
     print(summary.text())
     return 0
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message (a JVM trace cut off)."""
+    java = getattr(error, "java_exception", None)  # py4j's Py4JJavaError: the JVM exception says what
+    text = (str(java.toString()) if java is not None else str(error)).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,15 @@ class PlanSettings:
 
     now_ms: int  # the run's planning instant (POLICY.md §7)
     assignor: str | None = None  # overrides each application's configured assignor
+    # The custom `module:Class` assignors the job's configuration allows; a table row naming any other is
+    # INVALID_INPUT and nothing is imported (table data never chooses code to run).
+    allowed_assignors: frozenset[str] = frozenset()
+
+    def importable_assignors(self) -> frozenset[str]:
+        """The allowlist, plus a custom `assignor` override: the operator's own command line is the job's
+        configuration too."""
+        override = {self.assignor} if self.assignor is not None else set()
+        return self.allowed_assignors | override
 
 
 def _row(kind: str, app_id: str, **values: Any) -> dict[str, Any]:
@@ -50,25 +59,36 @@ def _row(kind: str, app_id: str, **values: Any) -> dict[str, Any]:
 
 
 def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> list[dict[str, Any]]:
-    """All output rows of one application; never raises for bad input (one INVALID_INPUT row instead)."""
-    app = shape_application(app_id, compact_json)
+    """All output rows of one application. Never raises: unusable input is one INVALID_INPUT row, and so is
+    a failure of any other kind in this application's work (the assignor's own are ASSIGNOR_FAILED)."""
+    try:
+        app = shape_application(app_id, compact_json)
+    except Exception as e:  # noqa: BLE001 - one application's crash must never sink the fleet
+        return [failed_row(app_id, f"could not be shaped: {type(e).__name__}: {e}", settings)]
     if app.problems:
         return [invalid_input_row(app, invalid_input_detail(app.problems), settings)]
     try:
         scenario = load_scenario(app.scenario, source=f"application {app_id}", now_ms=settings.now_ms)
-        planned = plan(scenario, assignor=settings.assignor)
+        planned = plan(
+            scenario, assignor=settings.assignor, allowed_assignors=settings.importable_assignors()
+        )
         result = planned.as_dict()
+        rows = [result_row(app_id, result)]
+        if result["status"] in ROLLED_OUT:
+            rows += assignment_rows(app_id, result)
+            rows += client_rows(app_id, result)
+            rows += [_row(ROW_TRANSITION, app_id, **t.as_row()) for t in task_transitions(scenario, planned)]
     except ScenarioError as e:
         where = describe_path(app.scenario, e.path)
         return [invalid_input_row(app, f"{where}: {e.reason} (scenario path {e.path})", settings)]
     except Exception as e:  # noqa: BLE001 - one application's crash must never sink the fleet
         return [invalid_input_row(app, f"could not be planned: {type(e).__name__}: {e}", settings)]
-    rows = [result_row(app_id, result)]
-    if result["status"] in ROLLED_OUT:
-        rows += assignment_rows(app_id, result)
-        rows += client_rows(app_id, result)
-        rows += [_row(ROW_TRANSITION, app_id, **t.as_row()) for t in task_transitions(scenario, planned)]
     return rows
+
+
+def failed_row(app_id: str, detail: str, settings: PlanSettings) -> dict[str, Any]:
+    """The one INVALID_INPUT row of an application whose input could not even be shaped."""
+    return invalid_input_row(AppInput(app_id, {}, ()), detail, settings)
 
 
 def invalid_input_row(app: AppInput, detail: str, settings: PlanSettings) -> dict[str, Any]:

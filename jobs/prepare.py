@@ -14,9 +14,9 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from assignor.limits import MAX_LONG
 from schemas.columns import APPLICATION_CONFIG_COLUMNS
 
-MAX_LONG = 2**63 - 1
 LATEST_OFFSET = -2  # running active: caught up by definition
 UNKNOWN_OFFSET = -3
 
@@ -342,7 +342,8 @@ def _with_racks(partitions: DataFrame, app_clusters: DataFrame, racks: DataFrame
 
 
 def end_offsets(changelog_end_offsets: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(app_id, topic, partition, end_offset) with identical duplicates merged, and conflict problems.
+    """(app_id, topic, partition, end_offset) with identical duplicates merged, and problems: conflicting
+    values, and values outside 0 .. 2^63-1 (a log-end offset is never negative).
 
     A null end_offset says no more than a missing row: the end offset could not be fetched."""
     rows = changelog_end_offsets.where(
@@ -351,20 +352,34 @@ def end_offsets(changelog_end_offsets: DataFrame) -> tuple[DataFrame, DataFrame]
         & F.col("partition").isNotNull()
         & F.col("end_offset").isNotNull()
     )
+    prefix = F.concat(
+        F.lit("changelog_end_offsets row "),
+        _key(("topic", F.col("topic")), ("partition", F.col("partition"))),
+        F.lit(": "),
+    )
+    negative = _problem(
+        rows.where(F.col("end_offset") < 0),
+        F.concat(
+            prefix,
+            F.lit("column end_offset "),
+            F.col("end_offset").cast("string"),
+            F.lit(f" is out of range (a log-end offset: 0 .. {MAX_LONG})"),
+        ),
+    )
     grouped = rows.groupBy(APP, "topic", "partition").agg(
         F.array_sort(F.collect_set("end_offset")).alias("values"), F.max("end_offset").alias("end_offset")
     )
-    conflicts = grouped.where(F.size("values") > 1)
-    problems = _problem(
-        conflicts,
+    conflicts = _problem(
+        grouped.where(F.size("values") > 1),
         F.concat(
-            F.lit("changelog_end_offsets row "),
-            _key(("topic", F.col("topic")), ("partition", F.col("partition"))),
-            F.lit(": conflicting end_offset values "),
+            prefix,
+            F.lit("conflicting end_offset values "),
             F.array_join(F.col("values").cast("array<string>"), ", "),
         ),
     )
-    return grouped.where(F.size("values") == 1).select(APP, "topic", "partition", "end_offset"), problems
+    # A negative end offset is a problem above, and no input to the lags (which would be wrong).
+    usable = grouped.where((F.size("values") == 1) & (F.col("end_offset") >= 0))
+    return usable.select(APP, "topic", "partition", "end_offset"), negative.unionByName(conflicts)
 
 
 # ------------------------------------------------------------------------------------------- task details
@@ -418,9 +433,9 @@ def offset_rows(task_offsets: DataFrame, usable_clients: DataFrame) -> tuple[Dat
             keyed_condition & bad_value,
             F.concat(
                 prefix,
-                F.lit("offset_sum "),
+                F.lit("column offset_sum "),
                 F.col("offset_sum").cast("string"),
-                F.lit(" is not a sentinel (-2 running active, -3 unknown) nor an offset sum >= 0"),
+                F.lit(f" is out of range (-3 unknown, -2 running active, or an offset sum 0 .. {MAX_LONG})"),
             ),
         )
     )

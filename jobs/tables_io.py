@@ -3,9 +3,27 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import random
+import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
+# Imported for its side effect too: Delta's commit conflicts reach Python as these classes.
+import delta.exceptions.captured  # noqa: F401
+from delta.exceptions import (
+    ConcurrentAppendException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentDeleteReadException,
+    ConcurrentTransactionException,
+    ConcurrentWriteException,
+    DeltaConcurrentModificationException,
+    MetadataChangedException,
+    ProtocolChangedException,
+)
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -19,6 +37,54 @@ log = logging.getLogger("fleet_assignor.tables")
 
 class InputTableError(RuntimeError):
     """An input table that cannot be read at all (missing, not Delta, no such version)."""
+
+
+class ConcurrentWriteError(RuntimeError):
+    """Another writer kept changing an output table (retries exhausted), or another attempt of the same
+    run wrote its rows meanwhile: the run is not marked complete; rerun it."""
+
+
+# Delta's commit conflicts. Every write of the job replaces one run's partition (or deletes one run's
+# rows), so repeating it is safe: each is retried, a bounded number of times with growing pauses.
+COMMIT_CONFLICTS: tuple[type[BaseException], ...] = (
+    ConcurrentAppendException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentDeleteReadException,
+    ConcurrentTransactionException,
+    ConcurrentWriteException,
+    DeltaConcurrentModificationException,
+    MetadataChangedException,
+    ProtocolChangedException,
+)
+WRITE_ATTEMPTS = 6
+FIRST_PAUSE_S = 0.5  # then 1, 2, 4, 8 s: about 15 s in all before giving up
+HISTORY_LOOKBACK = 100  # commits of a table searched for the other writers of a run
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Writer:
+    """Who commits: the run and this attempt of it, written into each commit's userMetadata so that a
+    conflict can name the other writer and an attempt can tell its own commits from another's."""
+
+    run_id: str
+    attempt: str
+
+    @classmethod
+    def new(cls, run_id: str) -> Writer:
+        return cls(run_id, uuid.uuid4().hex[:12])
+
+    def metadata(self) -> str:
+        return json.dumps({"fleet_assignor_run": self.run_id, "attempt": self.attempt}, sort_keys=True)
+
+
+def _commit_writer(user_metadata: str | None) -> Writer | None:
+    try:
+        data = json.loads(user_metadata or "")
+        return Writer(str(data["fleet_assignor_run"]), str(data["attempt"]))
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -91,30 +157,94 @@ def _run_condition(run_id: str) -> str:
     return f"{PARTITION_COLUMN} = '{run_id}'"  # run ids are checked to hold no quote (jobs.config)
 
 
-def write_run_rows(frame: DataFrame, location: TableLocation, run_id: str) -> None:
-    """One Delta transaction replacing exactly this run's rows (the table is partitioned by run_id)."""
-    writer = (
-        frame.write.format("delta")
-        .mode("overwrite")
-        .option("replaceWhere", _run_condition(run_id))
-        .partitionBy(PARTITION_COLUMN)
-    )
-    if location.path is not None:
-        writer.save(location.path)
-        return
+def retrying_conflicts(
+    action: Callable[[], T], spark: SparkSession, location: TableLocation, writer: Writer
+) -> T:
+    """`action()` (an idempotent write of this run's rows), repeated on Delta commit conflicts with growing
+    pauses; ConcurrentWriteError naming the other writer once the attempts are used up."""
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        try:
+            return action()
+        except COMMIT_CONFLICTS as e:
+            if attempt == WRITE_ATTEMPTS:
+                other = _other_writers(spark, location, writer)
+                raise ConcurrentWriteError(
+                    f"output table {location.name} at {location}: {WRITE_ATTEMPTS} attempts lost to "
+                    f"concurrent commits (last by {other}): {type(e).__name__}"
+                ) from None
+            pause = FIRST_PAUSE_S * 2 ** (attempt - 1) * (1 + random.random() / 2)
+            log.info(
+                "output table %s: commit conflict (%s), attempt %d of %d again in %.1f s",
+                location.name, type(e).__name__, attempt + 1, WRITE_ATTEMPTS, pause,
+            )  # fmt: skip
+            time.sleep(pause)
+    raise AssertionError("unreachable")
+
+
+def _history(spark: SparkSession, location: TableLocation) -> list[tuple[int, Writer | None]]:
+    """(version, writer) of the table's latest commits, newest first."""
+    table = _delta_table(spark, location)
+    if table is None:
+        return []
+    rows = table.history(HISTORY_LOOKBACK).select("version", "userMetadata").collect()
+    return [(int(r["version"]), _commit_writer(r["userMetadata"])) for r in rows]
+
+
+def _other_writers(spark: SparkSession, location: TableLocation, writer: Writer) -> str:
+    try:
+        others = [w for _, w in _history(spark, location) if w is not None and w != writer]
+    except Exception:  # noqa: BLE001 - naming the other writer must not hide the conflict itself
+        others = []
+    if not others:
+        return "a writer that is not a fleet-assignor run"
+    other = others[0]
+    same = " (another attempt of this run)" if other.run_id == writer.run_id else ""
+    return f"run {other.run_id}, attempt {other.attempt}{same}"
+
+
+def check_sole_writer(spark: SparkSession, location: TableLocation, writer: Writer) -> None:
+    """Raise ConcurrentWriteError when the last commit of this run's rows is another attempt's: two
+    attempts of one run id at once would otherwise leave a run whose tables come from different attempts."""
+    for _, committed in _history(spark, location):
+        if committed is not None and committed.run_id == writer.run_id:
+            if committed != writer:
+                raise ConcurrentWriteError(
+                    f"output table {location.name} at {location}: run {writer.run_id} was written meanwhile "
+                    f"by another attempt ({committed.attempt}; this one is {writer.attempt}); the run is not "
+                    "marked complete: rerun it once the other attempt has finished"
+                )
+            return
+
+
+def write_run_rows(frame: DataFrame, location: TableLocation, writer: Writer) -> None:
+    """One Delta transaction replacing exactly this run's rows (the table is partitioned by run_id), retried
+    on commit conflicts (it is idempotent)."""
+    retrying_conflicts(lambda: _write_once(frame, location, writer), frame.sparkSession, location, writer)
+
+
+def _write_once(frame: DataFrame, location: TableLocation, writer: Writer) -> None:
+    condition = _run_condition(writer.run_id)
     spark = frame.sparkSession
+    if location.path is not None:
+        (
+            frame.write.format("delta")
+            .mode("overwrite")
+            .option("replaceWhere", condition)
+            .option("userMetadata", writer.metadata())
+            .partitionBy(PARTITION_COLUMN)
+            .save(location.path)
+        )
+        return
     if not spark.catalog.tableExists(location.catalog_name):
         # Creating the table with this run's rows is itself one transaction.
-        frame.write.format("delta").mode("append").partitionBy(PARTITION_COLUMN).saveAsTable(
-            location.catalog_name
-        )
+        frame.write.format("delta").mode("append").option("userMetadata", writer.metadata()).partitionBy(
+            PARTITION_COLUMN
+        ).saveAsTable(location.catalog_name)
         return
-    view = f"fleet_assignor_run_rows_{location.name}"
+    view = f"fleet_assignor_run_rows_{location.name}_{writer.attempt}"
     frame.createOrReplaceTempView(view)
     try:
-        spark.sql(
-            f"INSERT INTO {location.catalog_name} REPLACE WHERE {_run_condition(run_id)} SELECT * FROM {view}"
-        )
+        spark.sql(f"INSERT INTO {location.catalog_name} REPLACE WHERE {condition} SELECT * FROM {view}")
     finally:
         spark.catalog.dropTempView(view)
 
@@ -124,10 +254,15 @@ def read_existing(spark: SparkSession, location: TableLocation) -> DataFrame | N
     return table.toDF() if table is not None else None
 
 
-def delete_run_rows(spark: SparkSession, location: TableLocation, run_id: str) -> None:
-    table = _delta_table(spark, location)
-    if table is not None:
-        table.delete(F.col(PARTITION_COLUMN) == F.lit(run_id))
+def delete_run_rows(spark: SparkSession, location: TableLocation, writer: Writer) -> None:
+    """Remove this run's rows (idempotent, retried on commit conflicts)."""
+
+    def delete() -> None:
+        table = _delta_table(spark, location)
+        if table is not None:
+            table.delete(F.col(PARTITION_COLUMN) == F.lit(writer.run_id))
+
+    retrying_conflicts(delete, spark, location, writer)
 
 
 def run_filter(run_id: str) -> Column:
@@ -135,6 +270,7 @@ def run_filter(run_id: str) -> Column:
 
 
 __all__ = [
+    "ConcurrentWriteError",
     "InputSnapshot",
     "InputTableError",
     "SchemaDriftError",
@@ -145,5 +281,7 @@ __all__ = [
     "read_inputs",
     "read_version",
     "run_filter",
+    "Writer",
+    "check_sole_writer",
     "write_run_rows",
 ]

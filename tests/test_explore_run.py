@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 
 import pandas as pd
 import pyarrow as pa
@@ -49,6 +50,8 @@ def fleet(spark, tmp_path_factory, shared_dir):
         ["--input-path", str(base / "input"), "--output-path", str(base / "output"), "--run-id", RUN_ID,
          "--planned-at", str(NOW)]
     )  # fmt: skip
+    # The transitions scenario names a custom assignor: the job's configuration must allow it.
+    config = replace(config, allowed_assignors=frozenset({"explore.scripted:ScriptedAssignor"}))
     run_job(spark, config)
     return {"base": base, "input": base / "input", "output": base / "output", "scenarios": scenarios}
 

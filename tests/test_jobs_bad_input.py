@@ -15,42 +15,13 @@ from jobs.config import JobConfig
 from jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
 from jobs.plan_assignments import run_job
 from schemas.tables import SchemaDriftError
+from tests.fixtures import healthy_app as healthy
+from tests.fixtures import process_id as pid
 
 pytestmark = pytest.mark.spark
 
 PLANNED_AT_MS = 1_767_225_600_000
 RUN_ID = "catalogue"
-
-
-def pid(app_index: int, client: int) -> str:
-    return f"00000000-0000-0000-{app_index:04d}-{client:012d}"
-
-
-def healthy(app: str, index: int) -> dict[str, list[dict]]:
-    """Two clients of one thread each, a stateful task 0_0 (changelog, standby wanted) and a stateless 0_1."""
-    changelog = f"{app}-store-changelog"
-    return {
-        "applications": [{"app_id": app, "num_standby_replicas": 1}],
-        "tasks": [
-            {"app_id": app, "task_id": "0_0", "state_stores": ["store"],
-             "source_partitions": [{"topic": f"{app}-in", "partition": 0}],
-             "changelog_partitions": [{"topic": changelog, "partition": 0}]},
-            {"app_id": app, "task_id": "0_1", "state_stores": [],
-             "source_partitions": [{"topic": f"{app}-in", "partition": 1}], "changelog_partitions": []},
-        ],
-        "client_subscriptions": [
-            {"app_id": app, "process_id": pid(index, 1), "consumer_client_id": f"{app}-c1", "rack_id": "r1",
-             "client_tags": {"zone": "a"}, "prev_active_tasks": ["0_0"], "prev_standby_tasks": []},
-            {"app_id": app, "process_id": pid(index, 2), "consumer_client_id": f"{app}-c2", "rack_id": "r2",
-             "client_tags": {"zone": "b"}, "prev_active_tasks": ["0_1"], "prev_standby_tasks": []},
-        ],
-        "task_offsets": [
-            {"app_id": app, "process_id": pid(index, 2), "consumer_client_id": f"{app}-c2", "task_id": "0_0",
-             "offset_sum": 40},
-        ],
-        "changelog_end_offsets": [{"app_id": app, "topic": changelog, "partition": 0, "end_offset": 100}],
-        "partition_racks": [],
-    }  # fmt: skip
 
 
 def _sub(rows, **changes):

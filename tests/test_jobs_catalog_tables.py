@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 
 from jobs.config import JobConfig
 from jobs.fleet_tables import input_frame
-from jobs.tables_io import delete_run_rows, read_inputs, write_run_rows
+from jobs.tables_io import Writer, delete_run_rows, read_inputs, write_run_rows
 from schemas.tables import INPUT_TABLES
 
 pytestmark = pytest.mark.spark
@@ -37,13 +37,13 @@ def test_catalog_inputs_and_run_scoped_outputs(spark):
         "run_id string, app_id string, process_id string, consumer_client_id string, task_id string, "
         "task_type string, is_warmup boolean",
     )
-    write_run_rows(rows, out, "r1")
-    write_run_rows(rows.withColumn("run_id", F.lit("r2")), out, "r2")
-    write_run_rows(rows, out, "r1")  # a rerun replaces r1's rows
+    write_run_rows(rows, out, Writer.new("r1"))
+    write_run_rows(rows.withColumn("run_id", F.lit("r2")), out, Writer.new("r2"))
+    write_run_rows(rows, out, Writer.new("r1"))  # a rerun replaces r1's rows
     counts = {r["run_id"]: r["n"] for r in spark.table(out.catalog_name).groupBy("run_id").agg(
         F.count(F.lit(1)).alias("n")).collect()}  # fmt: skip
     assert counts == {"r1": 2, "r2": 2}
-    delete_run_rows(spark, out, "r1")
+    delete_run_rows(spark, out, Writer.new("r1"))
     assert [r["run_id"] for r in spark.table(out.catalog_name).select("run_id").distinct().collect()] == [
         "r2"
     ]

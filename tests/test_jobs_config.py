@@ -7,6 +7,7 @@ import pytest
 from jobs.config import (
     ConfigError,
     JobConfig,
+    check_assignors,
     check_run_id,
     load_conf_file,
     parse_instant_ms,
@@ -58,3 +59,73 @@ def test_versions_for_all_tables_or_one():
         parse_versions(["nope=1"])
     with pytest.raises(ConfigError):
         parse_versions(["-1"])
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("9223372036854774807", "must be within 0 .. 9223372036854 ms"),
+        ("-1", "must be within"),
+        ("2262-04-12T00:00:00Z", "must be within"),
+    ],
+)
+def test_planning_instants_outside_the_range_every_reader_holds_are_refused(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_instant_ms(text)
+
+
+def test_the_last_instant_is_accepted():
+    assert parse_instant_ms("2262-04-11T23:47:16.854Z") == 9_223_372_036_854
+
+
+def test_an_explicit_conf_file_that_does_not_exist_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"conf file .*nope.toml: no such file"):
+        load_conf_file(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[job]\ngrouped_mapp = 'arrow'\n", r"unknown key\(s\) in \[job\]: grouped_mapp"),
+        ("[jobs]\n", r"unknown section\(s\) jobs"),
+        ("[job\n", "cannot be read"),
+        ("[job]\nshuffle_partitions = -3\n", "shuffle_partitions must be an integer from 0"),
+        ("[job]\nallowed_assignors = 'a:B'\n", "allowed_assignors must be a list"),
+        ("[job]\nallowed_assignors = ['not a name']\n", "'not a name' is not a module:Class name"),
+        ("[inputs]\ntasks = 3\n", r"\[inputs\] tasks must be a table name"),
+    ],
+)
+def test_a_conf_file_that_cannot_be_used_names_the_file_and_key(tmp_path, text, message):
+    conf = tmp_path / "c.toml"
+    conf.write_text(text)
+    with pytest.raises(ConfigError, match=message) as raised:
+        load_conf_file(conf)
+    assert str(conf) in str(raised.value)
+
+
+def test_allowed_assignors_are_read_and_empty_by_default(tmp_path):
+    assert load_conf_file(None).allowed_assignors == frozenset()
+    conf = tmp_path / "c.toml"
+    conf.write_text("[job]\nallowed_assignors = ['a.b:C', 'd:E']\n")
+    assert load_conf_file(conf).allowed_assignors == {"a.b:C", "d:E"}
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (JobConfig(assignor="nosuch"), "--assignor: unknown assignor 'nosuch'"),
+        (JobConfig(assignor="no_such_module_here:X"), "--assignor: .*cannot import module"),
+        (
+            JobConfig(allowed_assignors=frozenset({"no_such_module_here:X"})),
+            "allowed_assignors: .*cannot import",
+        ),
+    ],
+)
+def test_assignor_settings_that_cannot_plan_are_config_errors(config, message):
+    with pytest.raises(ConfigError, match=message):
+        check_assignors(config)
+
+
+def test_built_in_assignor_settings_pass():
+    check_assignors(JobConfig(assignor="sticky"))
+    check_assignors(JobConfig())

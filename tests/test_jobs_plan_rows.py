@@ -221,3 +221,54 @@ def test_a_grouped_map_call_raises_the_workers_gc_threshold_and_never_lowers_it(
         assert gc.get_threshold() == higher
     finally:
         gc.set_threshold(*before)
+
+
+def test_input_that_cannot_even_be_shaped_is_one_invalid_input_row():
+    rows = plan_application("a", "{not json", PlanSettings(NOW))
+    assert _kinds(rows) == ["RESULT"]
+    assert rows[0]["status"] == "INVALID_INPUT"
+    assert rows[0]["error_detail"].startswith("could not be shaped: JSONDecodeError")
+
+
+def test_a_custom_assignor_outside_the_allowlist_is_invalid_input():
+    rows = plan_application("a", compact(configs={"assignor": "fleet_test_assignors:FailingAssignor"}),
+                            PlanSettings(NOW))  # fmt: skip
+    assert _kinds(rows) == ["RESULT"] and rows[0]["status"] == "INVALID_INPUT"
+    assert "not allowed by the job's configuration" in rows[0]["error_detail"]
+    assert rows[0]["assignor"] == "fleet_test_assignors:FailingAssignor"
+    allowed = PlanSettings(NOW, allowed_assignors=frozenset({"fleet_test_assignors:FailingAssignor"}))
+    rows = plan_application(
+        "a", compact(configs={"assignor": "fleet_test_assignors:FailingAssignor"}), allowed
+    )
+    assert rows[0]["status"] == "ASSIGNOR_FAILED"
+
+
+def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_others_their_plan(
+    monkeypatch,
+):
+    import jobs.grouped as grouped
+
+    real = grouped.plan_application
+
+    def oversized(app_id, compact_json, settings):
+        rows = real(app_id, compact_json, settings)
+        if app_id == "bad":
+            rows[0]["num_clients"] = 1 << 40  # an int column
+        return rows
+
+    monkeypatch.setattr(grouped, "plan_application", oversized)
+    table = grouped.planned_table(
+        [("good", compact()), ("bad", compact()), ("good2", compact())], PlanSettings(NOW)
+    )
+    rows = table.to_pylist()
+    bad = [r for r in rows if r["app_id"] == "bad"]
+    assert len(bad) == 1 and bad[0]["status"] == "INVALID_INPUT"
+    assert bad[0]["error_detail"].startswith("could not be written: ")
+
+    def timeless(rows):
+        return [{k: v for k, v in r.items() if k != "duration_ms"} for r in rows]
+
+    good = [r for r in rows if r["app_id"] == "good"]
+    assert len(good) > 1
+    assert timeless(good) == timeless(rows_table(real("good", compact(), PlanSettings(NOW))).to_pylist())
+    assert [r["app_id"] for r in rows if r["kind"] == "RESULT"] == ["good", "bad", "good2"]

@@ -95,6 +95,25 @@ class ReturnsAMapping:
         }
 
 
+class DeadlineOf(AllOnFirst):
+    """Every client asks for a follow-up at DEADLINE (set by the test)."""
+
+    DEADLINE: object = 0
+
+    def assign(self, state):
+        return TaskAssignment.of(a.with_followup_rebalance(self.DEADLINE) for a in super().assign(state))
+
+
+class ForeignSpelling(AllOnFirst):
+    """Builds its own ProcessIds from the canonical text instead of using the state's."""
+
+    def assign(self, state):
+        return TaskAssignment.of(
+            KafkaStreamsAssignment.of(ProcessId.parse(pid.canonical), list(a.tasks().values()))
+            for pid, a in ((a.process_id(), a) for a in super().assign(state))
+        )
+
+
 @pytest.fixture(autouse=True)
 def custom_assignors(monkeypatch):
     module = types.ModuleType(MODULE)
@@ -106,6 +125,8 @@ def custom_assignors(monkeypatch):
         RaisingInCallback,
         ActiveTwice,
         ReturnsAMapping,
+        DeadlineOf,
+        ForeignSpelling,
     ):
         setattr(module, cls.__name__, cls)
     monkeypatch.setitem(sys.modules, MODULE, module)
@@ -416,3 +437,42 @@ def test_the_parsed_rows_keep_duplicates():
     )
     assert sorted(t.type.value for a in parsed for t in a.tasks().values()) == ["ACTIVE", "ACTIVE", "STANDBY"]
     assert {a.process_id() for a in parsed} == {ProcessId.parse(P_LOW)}
+
+
+@pytest.mark.parametrize("deadline", [-1, 9_223_372_036_855, 1 << 63, -(1 << 63)])
+def test_a_follow_up_deadline_outside_the_instant_range_is_an_assignor_failure(monkeypatch, deadline):
+    monkeypatch.setattr(DeadlineOf, "DEADLINE", deadline)
+    result = plan_scenario(scenario_dict(f"{MODULE}:DeadlineOf"), now_ms=5000)
+    assert result["status"] == "ASSIGNOR_FAILED"
+    assert (
+        f"the follow-up deadline {deadline!r}: not an instant within 0 .. 9223372036854 ms"
+        in (result["error_detail"])
+    )
+    assert all(a["followup_rebalance_deadline_ms"] == 5000 for a in result["assignment"])
+
+
+def test_a_follow_up_deadline_at_the_last_instant_is_kept(monkeypatch):
+    monkeypatch.setattr(DeadlineOf, "DEADLINE", 9_223_372_036_854)
+    result = plan_scenario(scenario_dict(f"{MODULE}:DeadlineOf"), now_ms=5000)
+    assert result["status"] == "OK"
+    assert {a["followup_rebalance_deadline_ms"] for a in result["assignment"]} == {9_223_372_036_854}
+
+
+@pytest.mark.parametrize("assignor", ["fallback_prior", "high_availability"])
+def test_a_probing_interval_past_the_last_instant_saturates_the_deadline(assignor):
+    obj = scenario_dict(assignor)
+    obj["configs"]["probing_rebalance_interval_ms"] = (1 << 63) - 1
+    obj["configs"]["num_standby_replicas"] = 1
+    obj["clients"][1]["lags"]["0_0"] = 10**12  # far behind: HA places a warmup and probes
+    result = plan_scenario(obj, now_ms=1_767_225_600_000)
+    deadlines = {a["followup_rebalance_deadline_ms"] for a in result["assignment"]} - {None}
+    assert deadlines == {9_223_372_036_854}
+
+
+def test_output_process_ids_keep_the_input_spelling_whichever_the_assignor_used():
+    obj = scenario_dict(f"{MODULE}:ForeignSpelling")
+    upper = P_NEG.upper()
+    obj["clients"][1]["process_id"] = upper
+    result = plan_scenario(obj, now_ms=0)
+    assert result["status"] == "OK", result["error_detail"]
+    assert sorted(a["process_id"] for a in result["assignment"]) == sorted([P_LOW, upper])

@@ -105,3 +105,30 @@ def test_a_module_that_fails_while_importing_is_unknown(monkeypatch, tmp_path):
 def test_a_name_that_is_not_a_string_is_unknown():
     with pytest.raises(UnknownAssignorError):
         load_assignor(None)  # type: ignore[arg-type]
+
+
+def test_a_custom_name_outside_the_allowlist_is_refused_before_any_import(tmp_path, monkeypatch):
+    marker = tmp_path / "imported"
+    (tmp_path / "registry_side_effect.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n\n"
+        "class Zen:\n    def assign(self, state):\n        return None\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UnknownAssignorError, match="not allowed by the job's configuration"):
+        load_assignor("registry_side_effect:Zen", allowed=frozenset({"other:Class"}))
+    with pytest.raises(UnknownAssignorError, match=r"allowed_assignors: none\)"):
+        load_assignor("registry_side_effect:Zen", allowed=frozenset())
+    assert not marker.exists()
+    assert "registry_side_effect" not in sys.modules
+    # Listed: imported and instantiated.
+    assert (
+        type(load_assignor("registry_side_effect:Zen", allowed={"registry_side_effect:Zen"})).__name__
+        == "Zen"
+    )
+    assert marker.exists()
+    monkeypatch.delitem(sys.modules, "registry_side_effect")
+
+
+def test_built_in_assignors_need_no_allowlist():
+    for name in BUILTIN_ASSIGNORS:
+        assert load_assignor(name, allowed=frozenset()) is not None

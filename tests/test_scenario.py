@@ -184,13 +184,31 @@ UNUSABLE = [
         "warmups below 1",
         _set(["configs", "max_warmup_replicas"], 0),
         "configs.max_warmup_replicas",
-        "at least 1",
+        "from 1 to 2147483647",
+    ),
+    (
+        "warmups above an int",
+        _set(["configs", "max_warmup_replicas"], 1 << 31),
+        "configs.max_warmup_replicas",
+        "from 1 to 2147483647, got 2147483648",
+    ),
+    (
+        "probing interval above a long",
+        _set(["configs", "probing_rebalance_interval_ms"], 1 << 63),
+        "configs.probing_rebalance_interval_ms",
+        "from 60000 to 9223372036854775807",
+    ),
+    (
+        "traffic cost above an int",
+        _set(["configs", "rack_aware_traffic_cost"], 1 << 31),
+        "configs.rack_aware_traffic_cost",
+        "from 0 to 2147483647",
     ),
     (
         "probing interval below a minute",
         _set(["configs", "probing_rebalance_interval_ms"], 59_999),
         "configs.probing_rebalance_interval_ms",
-        "at least 60000",
+        "from 60000 to",
     ),
     (
         "more than 5 tags",
@@ -208,13 +226,13 @@ UNUSABLE = [
         "negative standbys",
         _set(["configs", "num_standby_replicas"], -1),
         "configs.num_standby_replicas",
-        "at least 0",
+        "from 0 to 2147483647",
     ),
     (
         "negative acceptable lag",
         _set(["configs", "acceptable_recovery_lag"], -5),
         "configs.acceptable_recovery_lag",
-        "at least 0",
+        "from 0 to 9223372036854775807",
     ),
     (
         "negative traffic cost",
@@ -555,12 +573,31 @@ def test_tasks_partitions_racks_and_client_metadata():
     assert scenario.client(ProcessId.parse(P2)).rack_id == "r2"
 
 
-def test_clients_are_in_signed_process_id_order_and_ids_are_canonical():
+def test_clients_are_in_signed_process_id_order_and_ids_keep_their_text():
     obj = base()
     high = "F0000000-0000-0000-0000-000000000009"  # sorts first: its top bit makes it negative
     obj["clients"].append({"process_id": high, "threads": 1, "tags": {"zone": "c"}})
     clients = list(load_scenario(obj).application_state.clients)
-    assert [str(c) for c in clients] == [high.lower(), P1, P2]
+    assert [str(c) for c in clients] == [high, P1, P2]
+    assert clients[0].canonical == high.lower()
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["{%s}" % P1, P1.replace("-", ""), P1.upper(), "urn:uuid:" + P1],
+)
+def test_two_spellings_of_one_process_id_are_duplicates(spelling):
+    obj = base()
+    obj["clients"].append({"process_id": spelling, "threads": 1, "tags": {"zone": "c"}})
+    with pytest.raises(ScenarioError, match="duplicate process id") as raised:
+        load_scenario(obj)
+    assert raised.value.path == f"clients[{len(obj['clients']) - 1}].process_id"
+
+
+@pytest.mark.parametrize("now_ms", [-1, 9_223_372_036_855, 1 << 63, True, 1.5])
+def test_planning_instant_outside_the_instant_range_is_refused(now_ms):
+    with pytest.raises(ScenarioError, match="planning instant must be within 0 .. 9223372036854 ms"):
+        load_scenario(base(), now_ms=now_ms)
 
 
 def test_now_ms_is_the_planning_instant_and_can_be_replaced():
