@@ -15,11 +15,14 @@ from jobs.plan_assignments import run_job
 from jobs.spark import get_or_create_session
 from jobs.synthetic import write_synthetic_fleet
 
+DEFAULT_APPS = 300  # the `make run` fleet
+DEFAULT_SEED = 7
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--apps", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--apps", type=int, default=DEFAULT_APPS)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--dir", default="fleet-output", help="where the inputs and outputs go")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")

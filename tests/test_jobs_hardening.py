@@ -15,6 +15,7 @@ from assignor.limits import MAX_INSTANT_MS, MAX_LONG
 from jobs.config import ConfigError, JobConfig
 from jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
 from jobs.plan_assignments import main, run_job
+from jobs.run_synthetic import DEFAULT_APPS, DEFAULT_SEED
 from jobs.synthetic import write_synthetic_fleet
 from tests.fixtures import healthy_app
 
@@ -346,7 +347,7 @@ def test_conflicts_are_retried_then_named(spark, tmp_path, monkeypatch):
 
 def test_every_output_id_joins_back_to_its_input_rows_on_the_make_run_fleet(spark, tmp_path):
     inputs, out = str(tmp_path / "in"), str(tmp_path / "out")
-    write_synthetic_fleet(spark, inputs, 40, 7)
+    write_synthetic_fleet(spark, inputs, DEFAULT_APPS, DEFAULT_SEED)
     run_job(spark, JobConfig(input_path=inputs, output_path=out, run_id="ids", planned_at_ms=PLANNED_AT_MS))
 
     def table(name):
