@@ -20,7 +20,7 @@ export FLEET_ASSIGNOR_JARS := $(CURDIR)/$(JARS_DIR)
 .PHONY: help setup venv jars oracle lint test soak bench bench-kafka run clean
 
 help:
-	@echo "make setup   - create .venv, install fleet-assignor[dev], fetch Delta jars, build the Kafka oracle"
+	@echo "make setup   - create .venv, install fleet-assignor[dev,local], fetch Delta jars, build the Kafka oracle"
 	@echo "make test    - ruff + pytest (the CI gate)"
 	@echo "make run     - plan a synthetic fleet on local Delta tables and print the summary"
 	@echo "make bench   - benchmarks, JSON under benchmarks/results/"
@@ -33,7 +33,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,local]'
 	touch $@
 
 jars: $(JARS_DIR)/.fetched
@@ -71,7 +71,7 @@ bench-kafka:
 	$(PY) -m benchmarks.bench_kafka
 
 run:
-	$(PY) -m jobs.run_synthetic
+	$(PY) -m fleet_assignor.jobs.run_synthetic
 
 clean:
 	rm -rf $(VENV) $(JARS_DIR) spark-warehouse metastore_db derby.log .pytest_cache

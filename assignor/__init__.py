@@ -1,9 +1,9 @@
 """fleet-assignor's pure-Python core: the KIP-924 task assignment model, assignors and utilities.
 
-No Spark here: usable from a notebook, a test or the one-application command line (`python -m assignor`).
+No Spark here: usable from a notebook, a test or the one-application command line (`fleet-assignor app`).
 """
 
-from assignor.assignment import (
+from fleet_assignor.assignor.assignment import (
     ACTIVE,
     STANDBY,
     AssignedTask,
@@ -11,26 +11,26 @@ from assignor.assignment import (
     KafkaStreamsAssignment,
     TaskAssignment,
 )
-from assignor.client_state import ClientState
-from assignor.configs import AssignmentConfigs, RackAwareStrategy
-from assignor.constrained_priority_set import ConstrainedPrioritySet
-from assignor.errors import (
+from fleet_assignor.assignor.client_state import ClientState
+from fleet_assignor.assignor.configs import AssignmentConfigs, RackAwareStrategy
+from fleet_assignor.assignor.constrained_priority_set import ConstrainedPrioritySet
+from fleet_assignor.assignor.errors import (
     AssignmentError,
     ConfigException,
     LagsNotComputedError,
     NoLagForTaskError,
     TaskAssignmentException,
 )
-from assignor.process_id import ProcessId
-from assignor.state import (
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.state import (
     ApplicationState,
     KafkaStreamsState,
     TaskInfo,
     TaskTopicPartition,
     TopicPartition,
 )
-from assignor.task_assignor import BaseTaskAssignor, TaskAssignor
-from assignor.task_id import TaskId, TaskIdFormatError
+from fleet_assignor.assignor.task_assignor import BaseTaskAssignor, TaskAssignor
+from fleet_assignor.assignor.task_id import TaskId, TaskIdFormatError
 
 __all__ = [
     "ACTIVE",

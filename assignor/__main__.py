@@ -1,8 +1,8 @@
-"""``python -m assignor``: see `assignor.cli`."""
+"""``python -m fleet_assignor.assignor``: see `assignor.cli`."""
 
 import sys
 
-from assignor.cli import main
+from fleet_assignor.assignor.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

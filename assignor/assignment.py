@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from assignor.process_id import ProcessId
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.task_id import TaskId
 
 
 class AssignedTaskType(enum.Enum):

@@ -1,4 +1,4 @@
-"""``python -m assignor``: plan or check one application given as a scenario file (scenario.md).
+"""``fleet-assignor app``: plan or check one application given as a scenario file (scenario.md).
 
 Exit codes: 0 when the result's status is OK, 1 for INVALID_ASSIGNMENT or ASSIGNOR_FAILED (the result is
 still printed), 2 for unusable input: one line ``error: FILE: JSON-PATH: reason`` on stderr, nothing on
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from assignor.planner import evaluate_assignment, parse_external_assignment, plan
-from assignor.rack.report import add_optimize_rack_arguments, run_optimize_rack
-from assignor.scenario import Scenario, ScenarioError, load_scenario, read_json_file
+from fleet_assignor.assignor.planner import evaluate_assignment, parse_external_assignment, plan
+from fleet_assignor.assignor.rack.report import add_optimize_rack_arguments, run_optimize_rack
+from fleet_assignor.assignor.scenario import Scenario, ScenarioError, load_scenario, read_json_file
 
 EXIT_OK = 0
 EXIT_NOT_OK = 1
@@ -152,7 +152,8 @@ SUBCOMMANDS: list[Subcommand] = [
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m assignor", description="Plan or check one application given as a scenario file."
+        prog="fleet-assignor app",
+        description="Plan or check one application given as a scenario file.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for sub in SUBCOMMANDS:

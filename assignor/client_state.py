@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from assignor.errors import NoLagForTaskError
-from assignor.process_id import ProcessId
-from assignor.state import KafkaStreamsState
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.errors import NoLagForTaskError
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.state import KafkaStreamsState
+from fleet_assignor.assignor.task_id import TaskId
 
 
 class ClientState:

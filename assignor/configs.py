@@ -5,8 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from assignor.errors import ConfigException
-from assignor.limits import MAX_INT, MAX_LONG
+from fleet_assignor.assignor.errors import ConfigException
+from fleet_assignor.assignor.limits import MAX_INT, MAX_LONG
 
 MAX_RACK_AWARE_ASSIGNMENT_TAGS = 5
 MIN_PROBING_REBALANCE_INTERVAL_MS = 60_000

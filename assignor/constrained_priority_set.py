@@ -5,8 +5,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable
 
-from assignor.process_id import ProcessId
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.task_id import TaskId
 
 Constraint = Callable[[ProcessId, TaskId], bool]
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequenc
 from dataclasses import dataclass
 from operator import attrgetter
 
-from assignor.state import KafkaStreamsState
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.state import KafkaStreamsState
+from fleet_assignor.assignor.task_id import TaskId
 
 # TaskId order that also copes with a named id among unnamed ones (only an invalid assignment from outside
 # can mix them; Kafka's comparison would raise). A sort key millions of sorts use: read in C, no call.

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
-from assignor.client_state import ClientState
-from assignor.errors import AssignmentError
-from assignor.legacy_sticky import LegacyStickyTaskAssignor
-from assignor.limits import deadline_after
-from assignor.process_id import ProcessId
-from assignor.state import ApplicationState
+from fleet_assignor.assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
+from fleet_assignor.assignor.client_state import ClientState
+from fleet_assignor.assignor.errors import AssignmentError
+from fleet_assignor.assignor.legacy_sticky import LegacyStickyTaskAssignor
+from fleet_assignor.assignor.limits import deadline_after
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.state import ApplicationState
 
 
 def legacy_client_states(application_state: ApplicationState) -> dict[ProcessId, ClientState]:

@@ -21,15 +21,21 @@ from operator import is_
 
 import numpy as np
 
-from assignor.assignment import ACTIVE, STANDBY, AssignedTask, KafkaStreamsAssignment, TaskAssignment
-from assignor.client_state import ClientState
-from assignor.configs import AssignmentConfigs, RackAwareStrategy
-from assignor.limits import deadline_after
-from assignor.process_id import ProcessId
-from assignor.state import ApplicationState, KafkaStreamsState
-from assignor.task_assignor import BaseTaskAssignor
-from assignor.task_id import TaskId
-from assignor.task_movement import (
+from fleet_assignor.assignor.assignment import (
+    ACTIVE,
+    STANDBY,
+    AssignedTask,
+    KafkaStreamsAssignment,
+    TaskAssignment,
+)
+from fleet_assignor.assignor.client_state import ClientState
+from fleet_assignor.assignor.configs import AssignmentConfigs, RackAwareStrategy
+from fleet_assignor.assignor.limits import deadline_after
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.state import ApplicationState, KafkaStreamsState
+from fleet_assignor.assignor.task_assignor import BaseTaskAssignor
+from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_movement import (
     TASK_ORDER,
     LagTable,
     WarmupBudget,
@@ -38,11 +44,11 @@ from assignor.task_movement import (
 )
 
 try:  # the rack-aware optimizer lands separately; until then HA behaves as with strategy `none`
-    from assignor.rack import RackAwareTaskAssignor
+    from fleet_assignor.assignor.rack import RackAwareTaskAssignor
 except ImportError:  # pragma: no cover - removed once assignor.rack exists
     RackAwareTaskAssignor = None  # type: ignore[assignment,misc]
 
-from assignor.standby import create_standby_task_assignor
+from fleet_assignor.assignor.standby import create_standby_task_assignor
 
 # Rack-aware costs HA uses when the configs leave them unset (assignors.md §1.8).
 STATEFUL_TRAFFIC_COST = 10

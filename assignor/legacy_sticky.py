@@ -12,11 +12,11 @@ import logging
 from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
-from assignor.client_state import ClientState
-from assignor.configs import AssignmentConfigs
-from assignor.errors import TaskAssignmentException
-from assignor.process_id import ProcessId
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.client_state import ClientState
+from fleet_assignor.assignor.configs import AssignmentConfigs
+from fleet_assignor.assignor.errors import TaskAssignmentException
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.task_id import TaskId
 
 log = logging.getLogger(__name__)
 

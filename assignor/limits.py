@@ -1,7 +1,7 @@
 """The valid range of every number the planner reads or writes, and the one rule for arithmetic that could
 leave a 64-bit column: it saturates.
 
-Ranges (docs/data-dictionary in README "Valid ranges"):
+Ranges (README "Valid ranges", docs/tables.md):
 
 * counts and settings stored as `int` columns (`max_warmup_replicas`, `num_standby_replicas`, rack costs,
   partitions): 0 or 1 .. 2^31-1, as Kafka's int configs;

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
-from assignor.assignment import ACTIVE, STANDBY, KafkaStreamsAssignment
-from assignor.limits import MAX_LONG
-from assignor.process_id import ProcessId
-from assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.assignment import ACTIVE, STANDBY, KafkaStreamsAssignment
+from fleet_assignor.assignor.limits import MAX_LONG
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
+from fleet_assignor.assignor.task_id import TaskId
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,17 +15,22 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
-from assignor.distribution import ConsumerTasks, distribute_client_tasks, task_order
-from assignor.errors import AssignmentError
-from assignor.limits import instant_range_text, is_instant
-from assignor.metrics import AssignmentMetrics, ClientTasks, compute_metrics
-from assignor.process_id import ProcessId
-from assignor.registry import FALLBACK_PRIOR, HIGH_AVAILABILITY, UnknownAssignorError, load_assignor
-from assignor.scenario import Scenario, ScenarioError, load_scenario
-from assignor.task_assignment_utils import identity_assignment
-from assignor.task_id import TaskId
-from assignor.validation import validate_task_assignment
+from fleet_assignor.assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
+from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks, task_order
+from fleet_assignor.assignor.errors import AssignmentError
+from fleet_assignor.assignor.limits import instant_range_text, is_instant
+from fleet_assignor.assignor.metrics import AssignmentMetrics, ClientTasks, compute_metrics
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.registry import (
+    FALLBACK_PRIOR,
+    HIGH_AVAILABILITY,
+    UnknownAssignorError,
+    load_assignor,
+)
+from fleet_assignor.assignor.scenario import Scenario, ScenarioError, load_scenario
+from fleet_assignor.assignor.task_assignment_utils import identity_assignment
+from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.validation import validate_task_assignment
 
 EXTERNAL = "external"
 LAGS_NOT_COMPUTED_NOTE = (
@@ -320,7 +325,7 @@ def parse_external_assignment(obj: object) -> TaskAssignment:
 def evaluate_assignment(
     scenario: Scenario, task_assignment: TaskAssignment, *, assignor: str = EXTERNAL
 ) -> PlanResult:
-    """Validation and metrics of an assignment computed elsewhere (``python -m assignor validate``)."""
+    """Validation and metrics of an assignment computed elsewhere (``fleet-assignor app validate``)."""
     started = time.perf_counter()
     validation = validate_task_assignment(scenario.application_state, task_assignment)
     elapsed_ms = (time.perf_counter() - started) * 1000.0

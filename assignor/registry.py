@@ -9,16 +9,16 @@ import importlib
 import re
 from collections.abc import Collection
 
-from assignor.task_assignor import TaskAssignor
+from fleet_assignor.assignor.task_assignor import TaskAssignor
 
 HIGH_AVAILABILITY = "high_availability"
 STICKY = "sticky"
 FALLBACK_PRIOR = "fallback_prior"
 
 BUILTIN_ASSIGNORS: dict[str, str] = {
-    HIGH_AVAILABILITY: "assignor.high_availability:HighAvailabilityTaskAssignor",
-    STICKY: "assignor.sticky:StickyTaskAssignor",
-    FALLBACK_PRIOR: "assignor.fallback:FallbackPriorTaskAssignor",
+    HIGH_AVAILABILITY: "fleet_assignor.assignor.high_availability:HighAvailabilityTaskAssignor",
+    STICKY: "fleet_assignor.assignor.sticky:StickyTaskAssignor",
+    FALLBACK_PRIOR: "fleet_assignor.assignor.fallback:FallbackPriorTaskAssignor",
 }
 
 _CLASS_REFERENCE = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")

@@ -15,12 +15,18 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from assignor.configs import AssignmentConfigs
-from assignor.errors import ConfigException
-from assignor.limits import MAX_LONG, instant_range_text, is_instant
-from assignor.process_id import ProcessId
-from assignor.state import ApplicationState, KafkaStreamsState, TaskInfo, TaskTopicPartition, TopicPartition
-from assignor.task_id import TaskId, TaskIdFormatError
+from fleet_assignor.assignor.configs import AssignmentConfigs
+from fleet_assignor.assignor.errors import ConfigException
+from fleet_assignor.assignor.limits import MAX_LONG, instant_range_text, is_instant
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.state import (
+    ApplicationState,
+    KafkaStreamsState,
+    TaskInfo,
+    TaskTopicPartition,
+    TopicPartition,
+)
+from fleet_assignor.assignor.task_id import TaskId, TaskIdFormatError
 
 DEFAULT_ASSIGNOR = "high_availability"
 LATEST_OFFSET = -2  # the client runs the task as active: caught up by definition

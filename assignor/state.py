@@ -6,10 +6,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from assignor.configs import AssignmentConfigs
-from assignor.errors import LagsNotComputedError, NoLagForTaskError
-from assignor.process_id import ProcessId
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.configs import AssignmentConfigs
+from fleet_assignor.assignor.errors import LagsNotComputedError, NoLagForTaskError
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.task_id import TaskId
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -30,16 +30,24 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
-from assignor.assignment import AssignedTask, AssignedTaskType, KafkaStreamsAssignment, TaskAssignment
-from assignor.configs import RackAwareStrategy
-from assignor.errors import ConfigException
-from assignor.process_id import ProcessId
-from assignor.state import ApplicationState
-from assignor.task_assignor import BaseTaskAssignor
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.assignment import (
+    AssignedTask,
+    AssignedTaskType,
+    KafkaStreamsAssignment,
+    TaskAssignment,
+)
+from fleet_assignor.assignor.configs import RackAwareStrategy
+from fleet_assignor.assignor.errors import ConfigException
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.state import ApplicationState
+from fleet_assignor.assignor.task_assignor import BaseTaskAssignor
+from fleet_assignor.assignor.task_id import TaskId
 
 try:  # the rack-aware optimizers land separately; until then the sticky assignor skips rack optimization
-    from assignor.rack import optimize_rack_aware_active_tasks, optimize_rack_aware_standby_tasks
+    from fleet_assignor.assignor.rack import (
+        optimize_rack_aware_active_tasks,
+        optimize_rack_aware_standby_tasks,
+    )
 except ImportError:  # pragma: no cover - removed once assignor.rack exists
     optimize_rack_aware_active_tasks = optimize_rack_aware_standby_tasks = None  # type: ignore[assignment]
 
@@ -609,7 +617,7 @@ class _StickyState:
     def optimize_actives_for_racks(self) -> None:
         if optimize_rack_aware_active_tasks is None or not self._rack_strategy_set():
             return
-        from assignor.task_assignment_utils import RackAwareOptimizationParams
+        from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams
 
         configs = self.application_state.assignment_configs()
         params = RackAwareOptimizationParams.of(self.application_state)
@@ -645,7 +653,7 @@ class _StickyState:
         under balance_subtopology, their count per subtopology); each swap keeps one more previous active
         (two if x owned b), so this ends.
         """
-        from assignor.rack.costs import PartitionScope, RemoteCounts
+        from fleet_assignor.assignor.rack.costs import PartitionScope, RemoteCounts
 
         states = self.application_state.kafka_streams_states(False)
         racks = [states[pid].rack_id for pid in self.pids]
@@ -704,7 +712,7 @@ class _StickyState:
             return
         if not self._rack_strategy_set():
             return
-        from assignor.task_assignment_utils import RackAwareOptimizationParams
+        from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams
 
         params = (
             RackAwareOptimizationParams.of(self.application_state)

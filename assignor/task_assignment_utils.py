@@ -10,16 +10,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from assignor.assignment import ACTIVE, AssignedTask, KafkaStreamsAssignment
-from assignor.process_id import ProcessId
-from assignor.standby import (
+from fleet_assignor.assignor.assignment import ACTIVE, AssignedTask, KafkaStreamsAssignment
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.standby import (
     place_standbys_by_client_tags,
     place_standbys_by_load,
     tag_spread_allows_move,
 )
-from assignor.state import ApplicationState, KafkaStreamsState
-from assignor.task_id import TaskId
-from assignor.validation import ValidationResult, validate_task_assignment
+from fleet_assignor.assignor.state import ApplicationState, KafkaStreamsState
+from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.validation import ValidationResult, validate_task_assignment
 
 __all__ = [
     "AssignmentView",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
-from assignor.assignment import TaskAssignment
-from assignor.errors import AssignmentError
-from assignor.state import ApplicationState
+from fleet_assignor.assignor.assignment import TaskAssignment
+from fleet_assignor.assignor.errors import AssignmentError
+from fleet_assignor.assignor.state import ApplicationState
 
 
 @runtime_checkable

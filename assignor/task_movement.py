@@ -19,9 +19,9 @@ from operator import attrgetter
 
 import numpy as np
 
-from assignor.client_state import ClientState
-from assignor.process_id import ProcessId
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.client_state import ClientState
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.task_id import TaskId
 
 LATEST_OFFSET = -2  # the lag of a running active: caught up by definition
 UNBOUNDED_RECOVERY_LAG = (1 << 63) - 1  # acceptable_recovery_lag = Long.MAX_VALUE: everyone is caught up

@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from assignor.distribution import task_order
-from assignor.metrics import ClientTasks
-from assignor.planner import PlanResult
-from assignor.process_id import ProcessId
-from assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
-from assignor.state import ApplicationState
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.distribution import task_order
+from fleet_assignor.assignor.metrics import ClientTasks
+from fleet_assignor.assignor.planner import PlanResult
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
+from fleet_assignor.assignor.state import ApplicationState
+from fleet_assignor.assignor.task_id import TaskId
 
 
 class TransitionKind(enum.Enum):

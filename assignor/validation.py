@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from assignor.assignment import AssignedTaskType, TaskAssignment
-from assignor.errors import AssignmentError
-from assignor.process_id import ProcessId
-from assignor.state import ApplicationState
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.assignment import AssignedTaskType, TaskAssignment
+from fleet_assignor.assignor.errors import AssignmentError
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.state import ApplicationState
+from fleet_assignor.assignor.task_id import TaskId
 
 
 @dataclass(frozen=True, slots=True)

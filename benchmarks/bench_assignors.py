@@ -26,11 +26,10 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
 
-from assignor.high_availability import HighAvailabilityTaskAssignor  # noqa: E402
-from assignor.scenario import load_scenario  # noqa: E402
-from assignor.sticky import StickyTaskAssignor  # noqa: E402
+from fleet_assignor.assignor.high_availability import HighAvailabilityTaskAssignor  # noqa: E402
+from fleet_assignor.assignor.scenario import load_scenario  # noqa: E402
+from fleet_assignor.assignor.sticky import StickyTaskAssignor  # noqa: E402
 
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "bench_assignors.json"
 END_OFFSET = 1_000_000  # a client without state is this far behind: never caught up

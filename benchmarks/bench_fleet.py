@@ -20,13 +20,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from jobs.config import JobConfig  # noqa: E402
-from jobs.grouped import GroupedMapKind  # noqa: E402
-from jobs.plan_assignments import run_job  # noqa: E402
-from jobs.spark import get_or_create_session  # noqa: E402
-from jobs.synthetic import write_synthetic_fleet  # noqa: E402
+from fleet_assignor.jobs.config import JobConfig  # noqa: E402
+from fleet_assignor.jobs.grouped import GroupedMapKind  # noqa: E402
+from fleet_assignor.jobs.plan_assignments import run_job  # noqa: E402
+from fleet_assignor.jobs.spark import get_or_create_session  # noqa: E402
+from fleet_assignor.jobs.synthetic import write_synthetic_fleet  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "bench_fleet.json"
 SCRATCH = REPO / "benchmarks" / "results" / "tmp" / "fleet"

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
 
 from tests.kafka_oracle import KafkaOracle  # noqa: E402
 
@@ -157,17 +156,20 @@ def _time_ours(call: Callable[[], Any], repeat: int) -> tuple[float, float | Non
 
 
 def ours_assignor(scenario: dict[str, Any], name: str, repeat: int) -> tuple[float, float | None]:
-    from assignor.registry import load_assignor
-    from assignor.scenario import load_scenario
+    from fleet_assignor.assignor.registry import load_assignor
+    from fleet_assignor.assignor.scenario import load_scenario
 
     state = load_scenario(scenario, now_ms=0).application_state
     return _time_ours(lambda: load_assignor(name).assign(state), repeat)
 
 
 def ours_optimizer(scenario: dict[str, Any], active: bool, repeat: int) -> tuple[float, float | None]:
-    from assignor.rack import optimize_rack_aware_active_tasks, optimize_rack_aware_standby_tasks
-    from assignor.scenario import load_scenario
-    from assignor.task_assignment_utils import RackAwareOptimizationParams, identity_assignment
+    from fleet_assignor.assignor.rack import (
+        optimize_rack_aware_active_tasks,
+        optimize_rack_aware_standby_tasks,
+    )
+    from fleet_assignor.assignor.scenario import load_scenario
+    from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams, identity_assignment
 
     state = load_scenario(scenario, now_ms=0).application_state
     optimize = optimize_rack_aware_active_tasks if active else optimize_rack_aware_standby_tasks
@@ -179,7 +181,7 @@ def ours_optimizer(scenario: dict[str, Any], active: bool, repeat: int) -> tuple
 
 
 def ours_plan(scenario: dict[str, Any], name: str) -> dict[str, Any]:
-    from assignor.planner import plan_scenario
+    from fleet_assignor.assignor.planner import plan_scenario
 
     return plan_scenario(scenario, assignor=name, now_ms=0)
 

@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
 
-from assignor import (  # noqa: E402
+from fleet_assignor.assignor import (  # noqa: E402
     ApplicationState,
     AssignedTask,
     AssignmentConfigs,
@@ -42,8 +41,11 @@ from assignor import (  # noqa: E402
     TaskTopicPartition,
     TopicPartition,
 )
-from assignor.rack import optimize_rack_aware_active_tasks, optimize_rack_aware_standby_tasks  # noqa: E402
-from assignor.task_assignment_utils import RackAwareOptimizationParams  # noqa: E402
+from fleet_assignor.assignor.rack import (  # noqa: E402
+    optimize_rack_aware_active_tasks,
+    optimize_rack_aware_standby_tasks,
+)
+from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams  # noqa: E402
 
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "bench_rack.json"
 SHAPES = [(200, 20), (1_000, 50), (10_000, 200)]

@@ -1,12 +1,12 @@
 """Explore fleet-assignor runs in a notebook: load a run's Delta outputs (no Spark needed), look at one
 application's plan, compare runs or assignors, plan what-ifs and simulate rebalances, plot it all.
 
-    import explore
+    from fleet_assignor import explore
     run = explore.load_run("/path/to/output", input_dir="/path/to/input")
     explore.client_load(run, "app-0001")
 """
 
-from explore.analysis import (
+from fleet_assignor.explore.analysis import (
     client_load,
     errors_by_type,
     fleet_rack_traffic,
@@ -21,14 +21,19 @@ from explore.analysis import (
     standby_spread,
     thread_load,
 )
-from explore.compare import assignment_diff, client_load_diff, compare_runs
-from explore.frames import MissingInputsError, RunFrames, as_pandas
-from explore.load import RunNotFoundError, list_runs, load_inputs, load_run
-from explore.planning import FleetPlan, plan_fleet, plan_one
-from explore.simulate import Simulation, next_scenario, simulate
-from explore.tables import load_scenarios, scenario_rows, scenarios_from_tables
-from explore.transitions import TRANSITION_KINDS, fleet_transition_totals, task_transitions, transition_counts
-from explore.whatif import (
+from fleet_assignor.explore.compare import assignment_diff, client_load_diff, compare_runs
+from fleet_assignor.explore.frames import MissingInputsError, RunFrames, as_pandas
+from fleet_assignor.explore.load import RunNotFoundError, list_runs, load_inputs, load_run
+from fleet_assignor.explore.planning import FleetPlan, plan_fleet, plan_one
+from fleet_assignor.explore.simulate import Simulation, next_scenario, simulate
+from fleet_assignor.explore.tables import load_scenarios, scenario_rows, scenarios_from_tables
+from fleet_assignor.explore.transitions import (
+    TRANSITION_KINDS,
+    fleet_transition_totals,
+    task_transitions,
+    transition_counts,
+)
+from fleet_assignor.explore.whatif import (
     AddClients,
     LoseRack,
     RemoveClients,

@@ -1,6 +1,6 @@
 """Write a run's fleet plots as PNG files (the README's figures come from `make run` this way):
 
-python -m explore plots --output OUTPUT_DIR [--input INPUT_DIR] [--run-id ID] [--to DIR]
+python -m fleet_assignor.explore plots --output OUTPUT_DIR [--input INPUT_DIR] [--run-id ID] [--to DIR]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")
-    parser = argparse.ArgumentParser(prog="python -m explore", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="fleet-assignor explore", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     plot = commands.add_parser("plots", help="fleet overview, moves per application, rack traffic")
     plot.add_argument("--output", required=True, help="the job's output dir (Delta tables)")
@@ -23,8 +23,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     plot.add_argument("--to", default="plots", help="directory for the PNG files")
     args = parser.parse_args(argv)
 
-    from explore import load_run
-    from explore import plots as p
+    from fleet_assignor.explore import load_run
+    from fleet_assignor.explore import plots as p
 
     run = load_run(args.output, args.run_id, input_dir=args.input)
     target = Path(args.to)

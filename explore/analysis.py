@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import pandas as pd
 
-from explore.frames import RunFrames
-from explore.ordering import sort_frame, sorted_processes, sorted_tasks
+from fleet_assignor.explore.frames import RunFrames
+from fleet_assignor.explore.ordering import sort_frame, sorted_processes, sorted_tasks
 
 ACTIVE_TRANSITIONS = ("KEEP_ACTIVE", "PROMOTE_STANDBY", "CREATE_ACTIVE")
 NEW_ACTIVE_TRANSITIONS = ("PROMOTE_STANDBY", "CREATE_ACTIVE")

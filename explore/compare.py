@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from explore.frames import RunFrames
-from explore.ordering import sort_frame, sorted_processes, sorted_tasks
+from fleet_assignor.explore.frames import RunFrames
+from fleet_assignor.explore.ordering import sort_frame, sorted_processes, sorted_tasks
 
 COMPARED_METRICS = (
     "status",

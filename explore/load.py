@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from explore.frames import RUNS_COLUMNS, RunFrames, empty, normalize
-from explore.ordering import sort_frame, sorted_tasks
+from fleet_assignor.explore.frames import RUNS_COLUMNS, RunFrames, empty, normalize
+from fleet_assignor.explore.ordering import sort_frame, sorted_tasks
 
 OUTPUT_TABLES = ("assignment_results", "assignments", "client_assignments", "task_transitions")
 COMPLETE = "COMPLETE"

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from assignor import ProcessId, TaskId
+from fleet_assignor.assignor import ProcessId, TaskId
 
 PROCESS_COLUMNS = ("process_id", "from_process_id", "to_process_id", "active_process_id")
 TASK_COLUMNS = ("task_id",)

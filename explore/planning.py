@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from explore.frames import (
+from fleet_assignor.explore.frames import (
     ASSIGNMENTS_COLUMNS,
     CLIENT_ASSIGNMENTS_COLUMNS,
     CLIENTS_COLUMNS,
@@ -20,7 +20,7 @@ from explore.frames import (
     TRANSITIONS_COLUMNS,
     RunFrames,
 )
-from explore.ordering import sort_frame, sorted_tasks
+from fleet_assignor.explore.ordering import sort_frame, sorted_tasks
 
 METRIC_COLUMNS = (
     "num_clients",
@@ -61,8 +61,8 @@ def plan_fleet(
     An unusable scenario (ScenarioError) becomes an `INVALID_INPUT` results row naming the JSON path, as
     the job does, and never stops the others.
     """
-    from assignor.planner import plan_scenario
-    from assignor.scenario import ScenarioError
+    from fleet_assignor.assignor.planner import plan_scenario
+    from fleet_assignor.assignor.scenario import ScenarioError
 
     by_app: dict[str, dict] = {}
     results: dict[str, dict | None] = {}
@@ -213,8 +213,8 @@ def _client_rows(run_id: str, app_id: str, result: Mapping) -> list[dict]:
 
 def _transition_rows(run_id: str, app_id: str, scenario: Mapping, result: Mapping, now_ms: int) -> list[dict]:
     """tables.md `task_transitions`, computed by the planner's own `assignor.transitions`."""
-    from assignor.scenario import load_scenario
-    from assignor.transitions import task_transitions
+    from fleet_assignor.assignor.scenario import load_scenario
+    from fleet_assignor.assignor.transitions import task_transitions
 
     loaded = load_scenario(dict(scenario), now_ms=now_ms)
     return [{"run_id": run_id, "app_id": app_id, **t.as_row()} for t in task_transitions(loaded, result)]

@@ -13,10 +13,16 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from explore.analysis import client_load, errors_by_type, fleet_rack_traffic, fleet_summary, rack_traffic
-from explore.frames import RunFrames
-from explore.simulate import Simulation
-from explore.transitions import TRANSITION_KINDS, transition_counts
+from fleet_assignor.explore.analysis import (
+    client_load,
+    errors_by_type,
+    fleet_rack_traffic,
+    fleet_summary,
+    rack_traffic,
+)
+from fleet_assignor.explore.frames import RunFrames
+from fleet_assignor.explore.simulate import Simulation
+from fleet_assignor.explore.transitions import TRANSITION_KINDS, transition_counts
 
 COLORS = {
     "active": "#1f77b4",

@@ -2,7 +2,7 @@
 `assignor_configs` (key `plan`, a JSON object). Use it to see what a manual assignment would do (its
 transitions, moves, rack traffic, validation) through exactly the planner and job a real assignor runs in:
 
-    configs["assignor"] = "explore.scripted:ScriptedAssignor"
+    configs["assignor"] = "fleet_assignor.explore.scripted:ScriptedAssignor"
     configs["assignor_configs"] = {"plan": json.dumps({"<process id>": {"active": ["0_1"], "standby": [],
                                                                        "warmup": []}})}
 
@@ -14,7 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from assignor import ApplicationState, AssignedTask, KafkaStreamsAssignment, TaskAssignment, TaskId
+from fleet_assignor.assignor import (
+    ApplicationState,
+    AssignedTask,
+    KafkaStreamsAssignment,
+    TaskAssignment,
+    TaskId,
+)
 
 PLAN_KEY = "plan"
 

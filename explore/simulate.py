@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from explore.planning import scenario_consumers
+from fleet_assignor.explore.planning import scenario_consumers
 
 RUNNING_ACTIVE_LAG = -2
 UNKNOWN_LAG = -3
@@ -158,7 +158,7 @@ def simulate(
     The next round happens at the earliest follow-up deadline of the plan (the probing interval after a
     probing plan, at once after an assignor failure).
     """
-    from assignor.planner import plan_scenario
+    from fleet_assignor.assignor.planner import plan_scenario
 
     if max_rounds < 1:
         raise ValueError("max_rounds must be at least 1")

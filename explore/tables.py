@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from explore.planning import scenario_consumers
-from explore.simulate import end_offset_sums
-from schemas.columns import APPLICATION_CONFIG_COLUMNS
+from fleet_assignor.explore.planning import scenario_consumers
+from fleet_assignor.explore.simulate import end_offset_sums
+from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS
 
 RUNNING_ACTIVE = -2
 UNKNOWN = -3
@@ -168,7 +168,7 @@ def scenarios_from_tables(tables: Mapping[str, Any], *, apps: Iterable[str] | No
     """Scenario dicts (scenario.md) of the applications in the input tables (pandas or Spark frames keyed
     by table name), read with tables.md's rules, so a notebook can replan or what-if the real fleet without
     Spark. Rows the job would reject are not checked here: plan those applications with the job."""
-    from explore.frames import normalize
+    from fleet_assignor.explore.frames import normalize
 
     frames = {name: normalize(tables[name]) for name in INPUT_TABLES if name in tables}
     subscriptions = frames["client_subscriptions"]
@@ -202,7 +202,7 @@ def load_scenarios(
     `input_versions`), read with delta-rs."""
     from pathlib import Path
 
-    from explore.load import _read
+    from fleet_assignor.explore.load import _read
 
     base = Path(input_dir)
     versions = dict(versions or {})
@@ -275,7 +275,7 @@ def _pairs(values: Any) -> list[tuple[str, int]]:
 
 
 def _tasks_of(tasks, app_id: str, cluster: str | None, racks) -> list[dict[str, Any]]:
-    from explore.ordering import task_key
+    from fleet_assignor.explore.ordering import task_key
 
     rows = sorted(tasks[tasks["app_id"] == app_id].to_dict("records"), key=lambda r: task_key(r["task_id"]))
     result = []
@@ -313,7 +313,7 @@ def _end_sums(tasks: list[dict], ends: Mapping[tuple[str, int], int]) -> tuple[d
 def _clients_of(
     subscriptions, offsets, app_id: str, end_sums: Mapping[str, int], computed: bool
 ) -> list[dict]:
-    from explore.ordering import process_key
+    from fleet_assignor.explore.ordering import process_key
 
     rows = subscriptions[subscriptions["app_id"] == app_id].to_dict("records")
     reported: dict[tuple[str, str], list[int]] = {}

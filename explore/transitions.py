@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from explore.frames import RunFrames
-from explore.ordering import sort_frame
+from fleet_assignor.explore.frames import RunFrames
+from fleet_assignor.explore.ordering import sort_frame
 
 # Display order: what keeps running, what starts (promoted, then restored), standbys, then what stops.
 TRANSITION_KINDS = (

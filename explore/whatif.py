@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from explore.compare import assignment_diff, compare_runs
-from explore.planning import FleetPlan, plan_fleet
+from fleet_assignor.explore.compare import assignment_diff, compare_runs
+from fleet_assignor.explore.planning import FleetPlan, plan_fleet
 
 WHAT_IF_NAMESPACE = uuid.UUID("6f1d0c1e-2a57-4f0b-9a53-6b3f2b8f7a10")
 

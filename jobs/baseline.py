@@ -3,8 +3,8 @@ with next to no planning work). Usable as `--assignor jobs.baseline:IdentityAssi
 
 from __future__ import annotations
 
-from assignor import ApplicationState, BaseTaskAssignor, TaskAssignment
-from assignor.task_assignment_utils import identity_assignment
+from fleet_assignor.assignor import ApplicationState, BaseTaskAssignor, TaskAssignment
+from fleet_assignor.assignor.task_assignment_utils import identity_assignment
 
 
 class IdentityAssignor(BaseTaskAssignor):

@@ -9,10 +9,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from assignor.limits import instant_range_text, is_instant
-from assignor.registry import UnknownAssignorError, is_class_reference, load_assignor
-from jobs.grouped import GroupedMapKind
-from schemas.tables import INPUT_TABLES, OUTPUT_TABLES
+from fleet_assignor.assignor.limits import instant_range_text, is_instant
+from fleet_assignor.assignor.registry import UnknownAssignorError, is_class_reference, load_assignor
+from fleet_assignor.jobs.grouped import GroupedMapKind
+from fleet_assignor.schemas.tables import INPUT_TABLES, OUTPUT_TABLES
 
 if sys.version_info >= (3, 11):
     import tomllib

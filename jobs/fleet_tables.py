@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from schemas.tables import INPUT_TABLES, OUTPUT_TABLES
+from fleet_assignor.schemas.tables import INPUT_TABLES, OUTPUT_TABLES
 
 COMPLETE = "COMPLETE"
 

@@ -15,8 +15,8 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
-from jobs.plan_rows import COLUMNS, PlanSettings, failed_row, plan_application
-from schemas.tables import PLANNED_ROWS
+from fleet_assignor.jobs.plan_rows import COLUMNS, PlanSettings, failed_row, plan_application
+from fleet_assignor.schemas.tables import PLANNED_ROWS
 
 
 class GroupedMapKind(enum.Enum):

@@ -2,7 +2,7 @@
 
     fleet-assignor plan --input-path DIR --output-path DIR [--run-id ID] [--assignor NAME]
                         [--conf FILE] [--as-of-version N|TABLE=N] [--planned-at INSTANT]
-    python -m jobs.plan_assignments ...   (the same)
+    python -m fleet_assignor.jobs.plan_assignments ...   (the same)
 
 Stages: read and check the inputs (nothing is written when a schema drifts), shape one compact row per
 application in Spark, plan every application in a grouped map, then write `assignment_results`,
@@ -24,7 +24,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.config import (
+from fleet_assignor.jobs.config import (
     ConfigError,
     JobConfig,
     check_assignors,
@@ -34,11 +34,11 @@ from jobs.config import (
     parse_versions,
     run_id_for,
 )
-from jobs.grouped import GroupedMapKind, PlanSettings, plan_fleet
-from jobs.plan_rows import INVALID_INPUT
-from jobs.prepare import prepare_fleet
-from jobs.spark import get_or_create_session
-from jobs.tables_io import (
+from fleet_assignor.jobs.grouped import GroupedMapKind, PlanSettings, plan_fleet
+from fleet_assignor.jobs.plan_rows import INVALID_INPUT
+from fleet_assignor.jobs.prepare import prepare_fleet
+from fleet_assignor.jobs.spark import get_or_create_session
+from fleet_assignor.jobs.tables_io import (
     ConcurrentWriteError,
     InputTableError,
     SchemaDriftError,
@@ -51,7 +51,7 @@ from jobs.tables_io import (
     run_filter,
     write_run_rows,
 )
-from schemas.tables import (
+from fleet_assignor.schemas.tables import (
     ASSIGNMENT_RESULTS,
     ASSIGNMENTS,
     CLIENT_ASSIGNMENTS,

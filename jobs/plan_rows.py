@@ -2,7 +2,7 @@
 
 Runs inside the grouped map (no Spark here). It calls the same functions as the one-application planner
 (`assignor.planner.plan_scenario` is `load_scenario` + `plan`), so an application's rows equal what
-`python -m assignor plan` says about its scenario; the scenario is loaded once and reused for the task
+`fleet-assignor app plan` says about its scenario; the scenario is loaded once and reused for the task
 transitions.
 """
 
@@ -11,12 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assignor.planner import PlanStatus, plan
-from assignor.registry import HIGH_AVAILABILITY
-from assignor.scenario import ScenarioError, load_scenario
-from assignor.transitions import task_transitions
-from jobs.scenario_shape import AppInput, describe_path, invalid_input_detail, shape_application
-from schemas.tables import PLANNED_ROWS, ROW_ASSIGNMENT, ROW_CLIENT, ROW_RESULT, ROW_TRANSITION
+from fleet_assignor.assignor.planner import PlanStatus, plan
+from fleet_assignor.assignor.registry import HIGH_AVAILABILITY
+from fleet_assignor.assignor.scenario import ScenarioError, load_scenario
+from fleet_assignor.assignor.transitions import task_transitions
+from fleet_assignor.jobs.scenario_shape import (
+    AppInput,
+    describe_path,
+    invalid_input_detail,
+    shape_application,
+)
+from fleet_assignor.schemas.tables import PLANNED_ROWS, ROW_ASSIGNMENT, ROW_CLIENT, ROW_RESULT, ROW_TRANSITION
 
 COLUMNS: tuple[str, ...] = tuple(PLANNED_ROWS.fieldNames())
 # The columns each kind of row fills; every other column of PLANNED_ROWS is null in rows of that kind, and

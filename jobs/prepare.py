@@ -14,8 +14,8 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from assignor.limits import MAX_LONG
-from schemas.columns import APPLICATION_CONFIG_COLUMNS
+from fleet_assignor.assignor.limits import MAX_LONG
+from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS
 
 LATEST_OFFSET = -2  # running active: caught up by definition
 UNKNOWN_OFFSET = -3

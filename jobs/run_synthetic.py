@@ -10,10 +10,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from jobs.config import JobConfig, load_conf_file
-from jobs.plan_assignments import run_job
-from jobs.spark import get_or_create_session
-from jobs.synthetic import write_synthetic_fleet
+from fleet_assignor.jobs.config import JobConfig, load_conf_file
+from fleet_assignor.jobs.plan_assignments import run_job
+from fleet_assignor.jobs.spark import get_or_create_session
+from fleet_assignor.jobs.synthetic import write_synthetic_fleet
 
 DEFAULT_APPS = 300  # the `make run` fleet
 DEFAULT_SEED = 7

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from schemas.columns import APPLICATION_CONFIG_COLUMNS
+from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS
 
 # The scenario's config keys are the `applications` columns (tables.md); nulls are left out so that the
 # scenario loader applies the same defaults as a null column.

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 from pyspark.sql import SparkSession
 
-from jobs.fleet_tables import write_input_tables
-from schemas.tables import INPUT_TABLES
+from fleet_assignor.jobs.fleet_tables import write_input_tables
+from fleet_assignor.schemas.tables import INPUT_TABLES
 
 RACKS = ("rack-a", "rack-b", "rack-c")
 MAX_TASKS = 2000

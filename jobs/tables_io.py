@@ -29,8 +29,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from jobs.config import TableLocation
-from schemas.tables import INPUT_TABLES, PARTITION_COLUMN, SchemaDriftError, check_input_schemas
+from fleet_assignor.jobs.config import TableLocation
+from fleet_assignor.schemas.tables import (
+    INPUT_TABLES,
+    PARTITION_COLUMN,
+    SchemaDriftError,
+    check_input_schemas,
+)
 
 log = logging.getLogger("fleet_assignor.tables")
 

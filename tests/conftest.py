@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -10,17 +9,19 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+SCENARIOS_DIR = REPO_ROOT / "tests" / "data" / "scenarios"
+
+
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """The project's shared/ dir (spec, example scenarios): $SHARED_DIR, else <repo>/../shared."""
-    configured = os.environ.get("SHARED_DIR")
-    return Path(configured).resolve() if configured else (REPO_ROOT / ".." / "shared").resolve()
+def scenarios_dir() -> Path:
+    """The example scenarios and Kafka's answers to them (tests/data/scenarios, kept in the repository)."""
+    return SCENARIOS_DIR
 
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """One local[2] SparkSession with the Delta jars from jvm/, built by the job's own session builder."""
-    from jobs.spark import get_or_create_session
+    from fleet_assignor.jobs.spark import get_or_create_session
 
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
     session = get_or_create_session(

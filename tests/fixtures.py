@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from assignor import (
+from fleet_assignor.assignor import (
     ApplicationState,
     AssignedTask,
     AssignmentConfigs,

@@ -1,6 +1,13 @@
 import pytest
 
-from assignor import AssignedTask, AssignedTaskType, KafkaStreamsAssignment, ProcessId, TaskAssignment, TaskId
+from fleet_assignor.assignor import (
+    AssignedTask,
+    AssignedTaskType,
+    KafkaStreamsAssignment,
+    ProcessId,
+    TaskAssignment,
+    TaskId,
+)
 
 P1, P2 = ProcessId.of(1), ProcessId.of(2)
 T00, T01 = TaskId(0, 0), TaskId(0, 1)

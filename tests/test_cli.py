@@ -1,4 +1,4 @@
-"""``python -m assignor``: exit codes, the one-line error format, determinism, and every shared example
+"""``fleet-assignor app``: exit codes, the one-line error format, determinism, and every shared example
 planned with fallback_prior checked against scenario.md's result format."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from assignor import AssignmentError, TaskId
-from assignor.cli import main
+from fleet_assignor.assignor import AssignmentError, TaskId
+from fleet_assignor.assignor.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 PID = "00000000-0000-0000-0000-000000000001"
@@ -64,8 +64,8 @@ def test_plan_prints_the_result_and_exits_zero(tmp_path):
     assert result["assignment"][0]["followup_rebalance_deadline_ms"] == 601_000
 
 
-def test_plan_output_is_byte_identical_apart_from_elapsed_ms(tmp_path, shared_dir):
-    file = str(shared_dir / "scenarios" / "example-005.json")
+def test_plan_output_is_byte_identical_apart_from_elapsed_ms(tmp_path, scenarios_dir):
+    file = str(scenarios_dir / "example-005.json")
     first = run("plan", file, "--assignor", "fallback_prior", "--now-ms", "42")[1]
     second = run("plan", file, "--assignor", "fallback_prior", "--now-ms", "42")[1]
     assert without_elapsed(first) == without_elapsed(second)
@@ -166,11 +166,11 @@ def test_validate_names_the_assignment_file_for_its_unusable_input(tmp_path):
     assert err.startswith(f"error: {assignment}: assignment[0].process_id: ")
 
 
-def test_kafkas_own_answers_validate_cleanly(shared_dir):
-    answers = sorted((shared_dir / "scenarios" / "kafka").glob("example-*.json"))
+def test_kafkas_own_answers_validate_cleanly(scenarios_dir):
+    answers = sorted((scenarios_dir / "kafka").glob("example-*.json"))
     assert answers
     for answer in answers:
-        scenario = shared_dir / "scenarios" / f"{answer.name.split('.')[0]}.json"
+        scenario = scenarios_dir / f"{answer.name.split('.')[0]}.json"
         code, out, err = run("validate", str(scenario), str(answer))
         result = json.loads(out)
         assert (code, err, result["error"], result["status"]) == (0, "", "NONE", "OK"), answer.name
@@ -185,7 +185,7 @@ def test_kafkas_own_answers_validate_cleanly(shared_dir):
 def python_m_assignor(*argv: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "assignor", *argv],
+        [sys.executable, "-m", "fleet_assignor.assignor", *argv],
         capture_output=True,
         text=True,
         env=env,
@@ -274,8 +274,8 @@ def check_result_format(result: dict, scenario: dict) -> None:
     assert metrics["warmups"] == sum(len(e["warmup"]) for e in entries)
 
 
-def test_every_shared_example_plans_with_fallback_prior_in_the_result_format(shared_dir, tmp_path):
-    files = sorted((shared_dir / "scenarios").glob("*.json"))
+def test_every_shared_example_plans_with_fallback_prior_in_the_result_format(scenarios_dir, tmp_path):
+    files = sorted((scenarios_dir).glob("*.json"))
     assert len(files) >= 9
     for file in files:
         out = tmp_path / f"{file.stem}.result.json"
@@ -304,8 +304,8 @@ def test_an_unwritable_out_file_is_reported_on_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("assignor", ["high_availability", "sticky"])
-def test_every_shared_example_plans_with_a_built_in_assignor_in_the_result_format(shared_dir, assignor):
-    for file in sorted((shared_dir / "scenarios").glob("*.json")):
+def test_every_shared_example_plans_with_a_built_in_assignor_in_the_result_format(scenarios_dir, assignor):
+    for file in sorted((scenarios_dir).glob("*.json")):
         code, out, err = run("plan", str(file), "--assignor", assignor, "--now-ms", "0")
         assert (code, err) == (0, ""), file.name
         result = json.loads(out)

@@ -1,6 +1,6 @@
 import pytest
 
-from assignor import ClientState, NoLagForTaskError, ProcessId, TaskId
+from fleet_assignor.assignor import ClientState, NoLagForTaskError, ProcessId, TaskId
 
 T00, T01, T02 = TaskId(0, 0), TaskId(0, 1), TaskId(0, 2)
 

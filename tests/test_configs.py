@@ -1,6 +1,6 @@
 import pytest
 
-from assignor import AssignmentConfigs, ConfigException, RackAwareStrategy
+from fleet_assignor.assignor import AssignmentConfigs, ConfigException, RackAwareStrategy
 
 
 def test_defaults_are_kafkas():

@@ -1,6 +1,6 @@
 import random
 
-from assignor import ConstrainedPrioritySet, ProcessId, TaskId
+from fleet_assignor.assignor import ConstrainedPrioritySet, ProcessId, TaskId
 
 T = TaskId(0, 0)
 

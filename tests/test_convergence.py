@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from assignor import (
+from fleet_assignor.assignor import (
     ApplicationState,
     AssignmentConfigs,
     ClientState,
@@ -37,8 +37,8 @@ from assignor import (
     TaskTopicPartition,
     TopicPartition,
 )
-from assignor.high_availability import assign_high_availability
-from assignor.rack import RackAwareTaskAssignor
+from fleet_assignor.assignor.high_availability import assign_high_availability
+from fleet_assignor.assignor.rack import RackAwareTaskAssignor
 from tests.test_high_availability import (
     assert_balanced_active_assignment,
     assert_balanced_stateful_assignment,

@@ -193,7 +193,7 @@ def _kafka_answers(oracle, mode: str, seeds: list[int], scenarios: list[dict], r
 
 
 def _plan_ours(scenario: dict, assignor: str) -> tuple[dict | None, str | None]:
-    from assignor.planner import plan_scenario
+    from fleet_assignor.assignor.planner import plan_scenario
 
     try:
         return plan_scenario(scenario, assignor=assignor, now_ms=NOW_MS), None
@@ -410,7 +410,7 @@ def _kafka_standby_step(oracle, scenario: dict, held: Holdings, costs) -> Holdin
 
 def _put_in_place(clients, target: Holdings) -> None:
     """Make the ClientStates hold `target` (all removals first, so a task never sits on two clients)."""
-    from assignor.task_id import TaskId
+    from fleet_assignor.assignor.task_id import TaskId
 
     states = {str(pid): state for pid, state in clients.items()}
     for pid, state in states.items():
@@ -477,7 +477,7 @@ class _FollowKafkaAtRackSteps:
         """rack.md 7: up to 4 rounds while anything moves, over client pairs i < j in ProcessId order on
         different racks with movable standbys both ways, each pair solved on its own (ours: our optimizer
         on the two clients alone, with the movement predicate over all clients)."""
-        from assignor.task_id import TaskId
+        from fleet_assignor.assignor.task_id import TaskId
 
         racks = {c["process_id"]: c["rack"] for c in self._scenario["clients"]}
         order = sorted(clients)
@@ -527,8 +527,8 @@ class _FollowKafkaAtRackSteps:
 
 def _replay_following_kafka(oracle, scenario: dict) -> tuple[dict, list[RackStep]]:
     """Our HA on `scenario` with Kafka's choice put in place at every rack optimizer step."""
-    import assignor.high_availability as high_availability
-    from assignor.planner import plan_scenario
+    import fleet_assignor.assignor.high_availability as high_availability
+    from fleet_assignor.assignor.planner import plan_scenario
 
     replays: list[_FollowKafkaAtRackSteps] = []
     ours_factory = high_availability._rack_assignor_for
@@ -843,9 +843,12 @@ def _float_caps_differ(scenario: dict, before: dict[str, tuple]) -> bool:
 
 
 def _our_optimized(scenario: dict, active: bool) -> tuple[dict[str, tuple], dict[str, tuple]]:
-    from assignor.rack import optimize_rack_aware_active_tasks, optimize_rack_aware_standby_tasks
-    from assignor.scenario import load_scenario
-    from assignor.task_assignment_utils import RackAwareOptimizationParams, identity_assignment
+    from fleet_assignor.assignor.rack import (
+        optimize_rack_aware_active_tasks,
+        optimize_rack_aware_standby_tasks,
+    )
+    from fleet_assignor.assignor.scenario import load_scenario
+    from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams, identity_assignment
 
     state = load_scenario(scenario, now_ms=NOW_MS).application_state
     assignments = identity_assignment(state)

@@ -7,8 +7,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assignor import KafkaStreamsState, ProcessId, TaskId
-from assignor.distribution import assign_tasks_to_threads, distribute_client_tasks
+from fleet_assignor.assignor import KafkaStreamsState, ProcessId, TaskId
+from fleet_assignor.assignor.distribution import assign_tasks_to_threads, distribute_client_tasks
 
 
 def t(text: str) -> TaskId:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import explore
-from explore.frames import RunFrames
+from fleet_assignor import explore
+from fleet_assignor.explore.frames import RunFrames
 
 PF = "f0000000-0000-0000-0000-000000000000"
 P1 = "00000000-0000-0000-0000-000000000001"

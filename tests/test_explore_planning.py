@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-import explore
-from explore.scripted import plan_config
+from fleet_assignor import explore
+from fleet_assignor.explore.scripted import plan_config
 
 NOW = 1_700_000_000_000
 A = "00000000-0000-0000-0000-000000000001"
@@ -58,7 +58,10 @@ def transitions_scenario() -> dict:
     full = dict.fromkeys(STATEFUL, 1000)
     return {
         "app_id": "transitions",
-        "configs": {"assignor": "explore.scripted:ScriptedAssignor", "assignor_configs": plan_config(plan)},
+        "configs": {
+            "assignor": "fleet_assignor.explore.scripted:ScriptedAssignor",
+            "assignor_configs": plan_config(plan),
+        },
         "tasks": [_task(t, True) for t in STATEFUL] + [_task("1_0", False)],
         "clients": [
             {
@@ -101,8 +104,8 @@ EXPECTED_TRANSITIONS = {
 
 
 @pytest.fixture(scope="module")
-def examples(shared_dir):
-    paths = sorted((shared_dir / "scenarios").glob("example-*.json"))
+def examples(scenarios_dir):
+    paths = sorted((scenarios_dir).glob("example-*.json"))
     assert paths, "no example scenarios"
     return [json.loads(p.read_text()) for p in paths]
 

@@ -10,17 +10,15 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-import explore  # noqa: E402
-from explore import plots  # noqa: E402
+from fleet_assignor import explore  # noqa: E402
+from fleet_assignor.explore import plots  # noqa: E402
 from tests.test_explore_planning import NOW, transitions_scenario  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def planned(shared_dir):
+def planned(scenarios_dir):
     scenarios = [transitions_scenario()]
-    scenarios += [
-        json.loads(p.read_text()) for p in sorted((shared_dir / "scenarios").glob("example-00[0-5].json"))
-    ]
+    scenarios += [json.loads(p.read_text()) for p in sorted((scenarios_dir).glob("example-00[0-5].json"))]
     return explore.plan_fleet(scenarios, now_ms=NOW).frames
 
 

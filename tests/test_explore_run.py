@@ -17,8 +17,8 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-import explore
-from explore.tables import scenario_rows
+from fleet_assignor import explore
+from fleet_assignor.explore.tables import scenario_rows
 from tests.test_explore_planning import EXPECTED_TRANSITIONS, NOW, transitions_scenario
 
 pytestmark = pytest.mark.spark
@@ -28,19 +28,19 @@ EXAMPLES = ("example-000", "example-003", "example-006")
 
 
 def _write_inputs(base, tables: dict) -> None:
-    from jobs.fleet_tables import arrow_table
+    from fleet_assignor.jobs.fleet_tables import arrow_table
 
     for name, rows in tables.items():
         write_deltalake(str(base / name), arrow_table(name, rows), mode="overwrite")
 
 
 @pytest.fixture(scope="module")
-def fleet(spark, tmp_path_factory, shared_dir):
-    from jobs.plan_assignments import parse_args, run_job
+def fleet(spark, tmp_path_factory, scenarios_dir):
+    from fleet_assignor.jobs.plan_assignments import parse_args, run_job
 
     base = tmp_path_factory.mktemp("explore-fleet")
     scenarios = [transitions_scenario()]
-    scenarios += [json.loads((shared_dir / "scenarios" / f"{name}.json").read_text()) for name in EXAMPLES]
+    scenarios += [json.loads((scenarios_dir / f"{name}.json").read_text()) for name in EXAMPLES]
     no_topology = {**transitions_scenario(), "app_id": "no-topology", "tasks": []}
     for client in no_topology["clients"]:
         client.update(prev_active=[], prev_standby=[], lags={})
@@ -51,7 +51,9 @@ def fleet(spark, tmp_path_factory, shared_dir):
          "--planned-at", str(NOW)]
     )  # fmt: skip
     # The transitions scenario names a custom assignor: the job's configuration must allow it.
-    config = replace(config, allowed_assignors=frozenset({"explore.scripted:ScriptedAssignor"}))
+    config = replace(
+        config, allowed_assignors=frozenset({"fleet_assignor.explore.scripted:ScriptedAssignor"})
+    )
     run_job(spark, config)
     return {"base": base, "input": base / "input", "output": base / "output", "scenarios": scenarios}
 
@@ -137,7 +139,7 @@ def test_inputs_are_read_at_the_versions_the_run_read(fleet, run, tmp_path):
     shutil.copytree(fleet["input"], inputs)
     subscriptions = DeltaTable(str(inputs / "client_subscriptions")).to_pandas()
     subscriptions["rack_id"] = "moved"
-    from jobs.fleet_tables import arrow_table
+    from fleet_assignor.jobs.fleet_tables import arrow_table
 
     write_deltalake(
         str(inputs / "client_subscriptions"),
@@ -184,7 +186,7 @@ def test_the_notebook_runs_headless_and_writes_its_plots(fleet, tmp_path, monkey
 
 
 def test_plots_command_writes_the_fleet_figures(fleet, tmp_path, capsys):
-    from explore.__main__ import main
+    from fleet_assignor.explore.__main__ import main
 
     target = tmp_path / "figures"
     assert (

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-import explore
-from assignor.planner import plan_scenario
+from fleet_assignor import explore
+from fleet_assignor.assignor.planner import plan_scenario
 
 NOW = 1_700_000_000_000
 INTERVAL = 600_000
@@ -107,8 +107,8 @@ def test_simulation_leaves_the_input_alone_and_checks_its_arguments():
         explore.simulate(scenario, now_ms=NOW, catch_up_per_round=-1)
 
 
-def test_every_round_of_a_larger_example_replans_identically(shared_dir):
-    scenario = json.loads((shared_dir / "scenarios" / "example-006.json").read_text())
+def test_every_round_of_a_larger_example_replans_identically(scenarios_dir):
+    scenario = json.loads((scenarios_dir / "example-006.json").read_text())
     sim = explore.simulate(scenario, now_ms=NOW, catch_up_per_round=50_000, max_rounds=4)
     for round_ in sim.rounds:
         assert _comparable(round_.result) == _comparable(plan_scenario(round_.scenario, now_ms=round_.now_ms))

@@ -7,9 +7,9 @@ import json
 import pandas as pd
 import pytest
 
-import explore
-from assignor.planner import plan_scenario
-from explore.tables import scenario_rows, scenarios_from_tables
+from fleet_assignor import explore
+from fleet_assignor.assignor.planner import plan_scenario
+from fleet_assignor.explore.tables import scenario_rows, scenarios_from_tables
 from tests.test_explore_planning import NOW, transitions_scenario
 
 P1 = "00000000-0000-0000-0000-000000000001"
@@ -162,11 +162,9 @@ def test_running_active_unknown_offsets_and_missing_end_offsets():
     assert scenario["clients"][1]["lags"] == {"0_0": -3}
 
 
-def test_rows_of_scenarios_read_back_into_scenarios_that_plan_the_same(shared_dir):
+def test_rows_of_scenarios_read_back_into_scenarios_that_plan_the_same(scenarios_dir):
     scenarios = [transitions_scenario()]
-    scenarios += [
-        json.loads(p.read_text()) for p in sorted((shared_dir / "scenarios").glob("example-*.json"))
-    ]
+    scenarios += [json.loads(p.read_text()) for p in sorted((scenarios_dir).glob("example-*.json"))]
     rows = scenario_rows(scenarios)
     rebuilt = scenarios_from_tables({name: pd.DataFrame(r) for name, r in rows.items()})
     assert [s["app_id"] for s in rebuilt] == sorted(s["app_id"] for s in scenarios)

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-import explore
-from assignor.planner import plan_scenario
-from explore.whatif import new_process_ids
+from fleet_assignor import explore
+from fleet_assignor.assignor.planner import plan_scenario
+from fleet_assignor.explore.whatif import new_process_ids
 
 NOW = 1_700_000_000_000
 
@@ -20,10 +20,8 @@ def _comparable(result: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def examples(shared_dir):
-    return {
-        p.stem: json.loads(p.read_text()) for p in sorted((shared_dir / "scenarios").glob("example-*.json"))
-    }
+def examples(scenarios_dir):
+    return {p.stem: json.loads(p.read_text()) for p in sorted((scenarios_dir).glob("example-*.json"))}
 
 
 def _racked(examples) -> dict:

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from assignor import (
+from fleet_assignor.assignor import (
     AssignmentConfigs,
     AssignmentError,
     ProcessId,
@@ -14,8 +14,8 @@ from assignor import (
     TaskAssignor,
     TaskId,
 )
-from assignor.fallback import FallbackPriorTaskAssignor
-from assignor.validation import validate_task_assignment
+from fleet_assignor.assignor.fallback import FallbackPriorTaskAssignor
+from fleet_assignor.assignor.validation import validate_task_assignment
 from tests.fixtures import (
     PID_1,
     PID_2,
@@ -157,7 +157,7 @@ def test_no_clients_at_all():
 
 
 def test_loaded_by_name_through_the_registry():
-    from assignor.registry import load_assignor
+    from fleet_assignor.assignor.registry import load_assignor
 
     assert isinstance(load_assignor("fallback_prior"), FallbackPriorTaskAssignor)
 

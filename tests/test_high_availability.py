@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 
-from assignor import AssignmentConfigs, ClientState, ProcessId, TaskId
-from assignor.high_availability import HighAvailabilityTaskAssignor, assign_high_availability
+from fleet_assignor.assignor import AssignmentConfigs, ClientState, ProcessId, TaskId
+from fleet_assignor.assignor.high_availability import HighAvailabilityTaskAssignor, assign_high_availability
 from tests.fixtures import (
     TASK_0_0,
     TASK_0_1,
@@ -590,7 +590,7 @@ def test_planning_the_same_scenario_twice_gives_identical_json():
     """The whole result (assignment, consumers, deadlines, metrics) is byte-identical but for elapsed_ms."""
     import json
 
-    from assignor.planner import plan_scenario
+    from fleet_assignor.assignor.planner import plan_scenario
     from tests.scenario_generator import Knobs, generate_scenario
 
     for seed in range(5):

@@ -1,6 +1,6 @@
 """Our HighAvailabilityTaskAssignor against Kafka's own answers (POLICY.md §1): for every example scenario,
 the same active and standby sets per client (Kafka's standby lists include warmups) and the same
-probing-rebalance decision as `../shared/scenarios/kafka/example-*.high_availability.json`.
+probing-rebalance decision as `tests/data/scenarios/kafka/example-*.high_availability.json`.
 
 Where the rack optimizer runs, POLICY.md §1/§4 allow other optima (ties, exact balance_subtopology
 capacities): there the per-client active and standby counts must be Kafka's and the cross-rack cost no
@@ -10,21 +10,19 @@ higher. Examples with a rack strategy are compared once `assignor.rack` exists.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from assignor import high_availability
-from assignor.high_availability import HighAvailabilityTaskAssignor
-from assignor.metrics import ClientTasks, cross_rack_cost
-from assignor.process_id import ProcessId
-from assignor.scenario import load_scenario
-from assignor.task_id import TaskId
+from fleet_assignor.assignor import high_availability
+from fleet_assignor.assignor.high_availability import HighAvailabilityTaskAssignor
+from fleet_assignor.assignor.metrics import ClientTasks, cross_rack_cost
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.scenario import load_scenario
+from fleet_assignor.assignor.task_id import TaskId
+from tests.conftest import SCENARIOS_DIR
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("SHARED_DIR") or REPO_ROOT / ".." / "shared").resolve()
-SCENARIOS = SHARED / "scenarios"
+SCENARIOS = SCENARIOS_DIR
 RACK_AVAILABLE = high_availability.RackAwareTaskAssignor is not None
 
 

@@ -15,9 +15,9 @@ from collections import Counter
 
 import pytest
 
-from assignor.planner import plan_scenario
-from assignor.rack.legacy import RackAwareTaskAssignor
-from assignor.scenario import load_scenario
+from fleet_assignor.assignor.planner import plan_scenario
+from fleet_assignor.assignor.rack.legacy import RackAwareTaskAssignor
+from fleet_assignor.assignor.scenario import load_scenario
 
 RACKS = ("rack-a", "rack-b", "rack-c")
 NOW_MS = 1_700_000_000_000

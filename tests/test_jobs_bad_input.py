@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 from pyspark.sql import functions as F
 
-from jobs.config import JobConfig
-from jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
-from jobs.plan_assignments import run_job
-from schemas.tables import SchemaDriftError
+from fleet_assignor.jobs.config import JobConfig
+from fleet_assignor.jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
+from fleet_assignor.jobs.plan_assignments import run_job
+from fleet_assignor.schemas.tables import SchemaDriftError
 from tests.fixtures import healthy_app as healthy
 from tests.fixtures import process_id as pid
 

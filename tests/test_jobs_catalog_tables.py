@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import functions as F
 
-from jobs.config import JobConfig
-from jobs.fleet_tables import input_frame
-from jobs.tables_io import Writer, delete_run_rows, read_inputs, write_run_rows
-from schemas.tables import INPUT_TABLES
+from fleet_assignor.jobs.config import JobConfig
+from fleet_assignor.jobs.fleet_tables import input_frame
+from fleet_assignor.jobs.tables_io import Writer, delete_run_rows, read_inputs, write_run_rows
+from fleet_assignor.schemas.tables import INPUT_TABLES
 
 pytestmark = pytest.mark.spark
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.config import (
+from fleet_assignor.jobs.config import (
     ConfigError,
     JobConfig,
     check_assignors,
@@ -14,8 +14,8 @@ from jobs.config import (
     parse_versions,
     run_id_for,
 )
-from jobs.grouped import GroupedMapKind
-from schemas.tables import INPUT_TABLES, OUTPUT_TABLES
+from fleet_assignor.jobs.grouped import GroupedMapKind
+from fleet_assignor.schemas.tables import INPUT_TABLES, OUTPUT_TABLES
 
 
 def test_defaults_file_names_every_table_and_arrow():

@@ -14,16 +14,21 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
-from assignor.planner import plan_scenario
-from assignor.scenario import load_scenario
-from assignor.transitions import task_transitions
-from jobs.config import JobConfig
-from jobs.fleet_tables import merge_table_rows, read_complete, scenario_table_rows, write_input_tables
-from jobs.grouped import GroupedMapKind, PlanSettings, plan_fleet
-from jobs.plan_assignments import run_job
-from jobs.prepare import prepare_fleet
-from jobs.tables_io import read_inputs
-from schemas.tables import INPUT_TABLES
+from fleet_assignor.assignor.planner import plan_scenario
+from fleet_assignor.assignor.scenario import load_scenario
+from fleet_assignor.assignor.transitions import task_transitions
+from fleet_assignor.jobs.config import JobConfig
+from fleet_assignor.jobs.fleet_tables import (
+    merge_table_rows,
+    read_complete,
+    scenario_table_rows,
+    write_input_tables,
+)
+from fleet_assignor.jobs.grouped import GroupedMapKind, PlanSettings, plan_fleet
+from fleet_assignor.jobs.plan_assignments import run_job
+from fleet_assignor.jobs.prepare import prepare_fleet
+from fleet_assignor.jobs.tables_io import read_inputs
+from fleet_assignor.schemas.tables import INPUT_TABLES
 
 pytestmark = pytest.mark.spark
 
@@ -53,11 +58,11 @@ def equivalent_scenario(example: dict, app_id: str, *, drop_configs: bool = Fals
 
 
 @pytest.fixture(scope="module")
-def fleet(spark, shared_dir, tmp_path_factory):
+def fleet(spark, scenarios_dir, tmp_path_factory):
     """Nine example applications, one of them also without its applications row (defaults), and an
     application with no clients; planned twice (arrow, pandas) and the arrow run once more."""
     base = tmp_path_factory.mktemp("e2e")
-    examples = sorted((shared_dir / "scenarios").glob("example-*.json"))
+    examples = sorted((scenarios_dir).glob("example-*.json"))
     assert len(examples) >= 5
     expected: dict[str, dict] = {}
     table_rows = []

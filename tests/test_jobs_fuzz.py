@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
-from assignor.limits import MAX_INT, MAX_LONG
-from jobs.config import JobConfig
-from jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
-from jobs.plan_assignments import run_job
+from fleet_assignor.assignor.limits import MAX_INT, MAX_LONG
+from fleet_assignor.jobs.config import JobConfig
+from fleet_assignor.jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
+from fleet_assignor.jobs.plan_assignments import run_job
 from tests.fixtures import healthy_app
 
 pytestmark = pytest.mark.spark

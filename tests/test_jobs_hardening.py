@@ -11,12 +11,12 @@ from dataclasses import replace
 import pytest
 from pyspark.sql import functions as F
 
-from assignor.limits import MAX_INSTANT_MS, MAX_LONG
-from jobs.config import ConfigError, JobConfig
-from jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
-from jobs.plan_assignments import main, run_job
-from jobs.run_synthetic import DEFAULT_APPS, DEFAULT_SEED
-from jobs.synthetic import write_synthetic_fleet
+from fleet_assignor.assignor.limits import MAX_INSTANT_MS, MAX_LONG
+from fleet_assignor.jobs.config import ConfigError, JobConfig
+from fleet_assignor.jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
+from fleet_assignor.jobs.plan_assignments import main, run_job
+from fleet_assignor.jobs.run_synthetic import DEFAULT_APPS, DEFAULT_SEED
+from fleet_assignor.jobs.synthetic import write_synthetic_fleet
 from tests.fixtures import healthy_app
 
 pytestmark = pytest.mark.spark
@@ -33,7 +33,7 @@ def side_effect_module(spark, tmp_path_factory):
     module = base / f"{SIDE_EFFECT_MODULE}.py"
     module.write_text(
         f"open({str(marker)!r}, 'a').close()\n\n"
-        "from assignor.sticky import StickyTaskAssignor\n\n\n"
+        "from fleet_assignor.assignor.sticky import StickyTaskAssignor\n\n\n"
         "class Zen(StickyTaskAssignor):\n    pass\n"
     )
     spark.sparkContext.addPyFile(str(module))
@@ -231,7 +231,7 @@ def test_a_failure_outside_the_applications_is_one_line_and_exit_2(tmp_path, cap
 
 
 def test_readers_see_no_rows_before_the_first_complete_run(spark, tmp_path):
-    from explore import list_runs
+    from fleet_assignor.explore import list_runs
 
     assert read_complete(spark, str(tmp_path / "out"), "runs").count() == 0
     assert read_complete(spark, str(tmp_path / "out"), "assignments").count() == 0
@@ -316,8 +316,8 @@ def test_conflicts_are_retried_then_named(spark, tmp_path, monkeypatch):
     """A write that keeps losing to other commits is retried WRITE_ATTEMPTS times, then one clear error."""
     import delta.exceptions.captured as captured
 
-    from jobs import tables_io
-    from jobs.config import TableLocation
+    from fleet_assignor.jobs import tables_io
+    from fleet_assignor.jobs.config import TableLocation
 
     monkeypatch.setattr(tables_io, "FIRST_PAUSE_S", 0.0)
     calls = []

@@ -7,15 +7,15 @@ import pytest
 from deltalake import write_deltalake
 from pyspark.sql import functions as F
 
-from assignor import ProcessId, TaskId
-from assignor.scenario import load_scenario
-from jobs.config import JobConfig
-from jobs.fleet_tables import arrow_table, read_complete
-from jobs.plan_assignments import run_job
-from jobs.prepare import prepare_fleet
-from jobs.scenario_shape import shape_application
-from jobs.tables_io import read_inputs
-from schemas.tables import INPUT_TABLES
+from fleet_assignor.assignor import ProcessId, TaskId
+from fleet_assignor.assignor.scenario import load_scenario
+from fleet_assignor.jobs.config import JobConfig
+from fleet_assignor.jobs.fleet_tables import arrow_table, read_complete
+from fleet_assignor.jobs.plan_assignments import run_job
+from fleet_assignor.jobs.prepare import prepare_fleet
+from fleet_assignor.jobs.scenario_shape import shape_application
+from fleet_assignor.jobs.tables_io import read_inputs
+from fleet_assignor.schemas.tables import INPUT_TABLES
 
 pytestmark = pytest.mark.spark
 

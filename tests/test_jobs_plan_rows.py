@@ -12,10 +12,17 @@ import types
 import pyarrow as pa
 import pytest
 
-from assignor import AssignedTask, BaseTaskAssignor, KafkaStreamsAssignment, ProcessId, TaskAssignment, TaskId
-from jobs.grouped import WORKER_GC_THRESHOLD, arrow_function, pandas_function, rows_table
-from jobs.plan_rows import COLUMNS, KIND_COLUMNS, PlanSettings, plan_application
-from jobs.scenario_shape import describe_path, invalid_input_detail, shape_application
+from fleet_assignor.assignor import (
+    AssignedTask,
+    BaseTaskAssignor,
+    KafkaStreamsAssignment,
+    ProcessId,
+    TaskAssignment,
+    TaskId,
+)
+from fleet_assignor.jobs.grouped import WORKER_GC_THRESHOLD, arrow_function, pandas_function, rows_table
+from fleet_assignor.jobs.plan_rows import COLUMNS, KIND_COLUMNS, PlanSettings, plan_application
+from fleet_assignor.jobs.scenario_shape import describe_path, invalid_input_detail, shape_application
 
 NOW = 1_767_225_600_000
 P1, P2 = str(ProcessId.of(1)), str(ProcessId.of(2))
@@ -246,7 +253,7 @@ def test_a_custom_assignor_outside_the_allowlist_is_invalid_input():
 def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_others_their_plan(
     monkeypatch,
 ):
-    import jobs.grouped as grouped
+    import fleet_assignor.jobs.grouped as grouped
 
     real = grouped.plan_application
 

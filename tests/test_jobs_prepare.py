@@ -5,8 +5,8 @@ from __future__ import annotations
 from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
-from jobs.fleet_tables import input_frame
-from jobs.prepare import (
+from fleet_assignor.jobs.fleet_tables import input_frame
+from fleet_assignor.jobs.prepare import (
     end_offsets,
     ignored_rows,
     planned_app_ids,

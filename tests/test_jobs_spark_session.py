@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import spark as spark_module
+from fleet_assignor.jobs import spark as spark_module
 
 pytestmark = pytest.mark.spark
 

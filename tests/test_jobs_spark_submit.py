@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.fleet_tables import read_complete, scenario_table_rows, write_input_tables
-from jobs.spark import DELTA_CATALOG, DELTA_EXTENSION, delta_jars
+from fleet_assignor.jobs.fleet_tables import read_complete, scenario_table_rows, write_input_tables
+from fleet_assignor.jobs.spark import DELTA_CATALOG, DELTA_EXTENSION, delta_jars
 
 pytestmark = pytest.mark.spark
 
@@ -23,11 +23,14 @@ PACKAGES = ("assignor", "jobs", "schemas")
 
 
 def _zip_packages(target: Path) -> Path:
-    """What README's `make dist-zip`-style packaging ships: the three packages' Python files."""
+    """The package as --py-files ships it: `fleet_assignor/` (the repo root's __init__.py) with the three
+    packages the job needs and the job's default conf, laid out as in the wheel."""
     with zipfile.ZipFile(target, "w") as archive:
+        archive.write(REPO / "__init__.py", "fleet_assignor/__init__.py")
+        archive.write(REPO / "conf" / "defaults.toml", "fleet_assignor/conf/defaults.toml")
         for package in PACKAGES:
             for path in sorted((REPO / package).rglob("*.py")):
-                archive.write(path, path.relative_to(REPO).as_posix())
+                archive.write(path, "fleet_assignor/" + path.relative_to(REPO).as_posix())
     return target
 
 
@@ -45,12 +48,12 @@ def _python_without_our_packages(root: Path) -> str:
     return str(root / "bin" / "python")
 
 
-def test_spark_submit_runs_the_job_from_py_files(spark, shared_dir, tmp_path):
-    example = json.loads((shared_dir / "scenarios" / "example-003.json").read_text())
+def test_spark_submit_runs_the_job_from_py_files(spark, scenarios_dir, tmp_path):
+    example = json.loads((scenarios_dir / "example-003.json").read_text())
     write_input_tables(spark, str(tmp_path / "in"), scenario_table_rows(example, "submitted-app"))
     archive = _zip_packages(tmp_path / "fleet_assignor.zip")
     python = _python_without_our_packages(tmp_path / "py")
-    probe = subprocess.run([python, "-c", "import jobs"], capture_output=True, cwd=tmp_path)
+    probe = subprocess.run([python, "-c", "import fleet_assignor.jobs"], capture_output=True, cwd=tmp_path)
     assert probe.returncode != 0  # the job must come from --py-files
 
     env = dict(os.environ, PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python)

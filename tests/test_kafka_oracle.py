@@ -1,4 +1,4 @@
-"""The Kafka oracle reproduces Kafka's own answers to the example scenarios (../shared/scenarios/kafka/).
+"""The Kafka oracle reproduces Kafka's own answers to the example scenarios (tests/data/scenarios/kafka/).
 
 Those answers came from Kafka's source of late October 2024; the oracle runs the pinned release's jars.
 HA, the rack optimizers and the fallback match exactly (the fallback's legacy sticky iterates hash sets, and
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SCENARIOS_DIR
 from tests.kafka_oracle import MODES, per_client, request_line
 
 pytestmark = pytest.mark.kafka_oracle
@@ -22,37 +23,29 @@ pytestmark = pytest.mark.kafka_oracle
 NOW_MS = 1_700_000_000_000
 
 
-def _examples(shared: Path) -> list[tuple[str, str]]:
+def _examples(scenarios: Path) -> list[tuple[str, str]]:
     pairs = []
-    for answer in sorted((shared / "scenarios" / "kafka").glob("example-*.json")):
+    for answer in sorted((scenarios / "kafka").glob("example-*.json")):
         name, mode, _ = answer.name.split(".")
         pairs.append((name, mode))
     return pairs
 
 
-def _shared() -> Path:
-    import os
-
-    configured = os.environ.get("SHARED_DIR")
-    root = Path(configured) if configured else Path(__file__).resolve().parents[1] / ".." / "shared"
-    return root.resolve()
-
-
-EXAMPLES = _examples(_shared())
+EXAMPLES = _examples(SCENARIOS_DIR)
 
 
 @pytest.fixture(scope="module")
-def oracle_answers(kafka_oracle, shared_dir):
+def oracle_answers(kafka_oracle, scenarios_dir):
     """Every example run through the oracle in one batch: (name, mode) -> (scenario, kafka file, oracle)."""
     lines, keys = [], []
     for name, mode in EXAMPLES:
-        scenario = json.loads((shared_dir / "scenarios" / f"{name}.json").read_text())
+        scenario = json.loads((scenarios_dir / f"{name}.json").read_text())
         lines.append(request_line(scenario, mode, now_ms=NOW_MS))
         keys.append((name, mode, scenario))
     results = kafka_oracle.run_lines(lines)
     answers = {}
     for (name, mode, scenario), result in zip(keys, results):
-        kafka = json.loads((shared_dir / "scenarios" / "kafka" / f"{name}.{mode}.json").read_text())
+        kafka = json.loads((scenarios_dir / "kafka" / f"{name}.{mode}.json").read_text())
         answers[(name, mode)] = (scenario, kafka, result)
     return answers
 
@@ -124,8 +117,8 @@ def test_fallback_requests_probing_on_smallest_process_id(oracle_answers):
     assert with_deadline[0]["followup_rebalance_deadline_ms"] == NOW_MS + interval
 
 
-def test_high_availability_without_end_offsets_runs_the_fallback(kafka_oracle, shared_dir):
-    scenario = json.loads((shared_dir / "scenarios" / "example-004.json").read_text())
+def test_high_availability_without_end_offsets_runs_the_fallback(kafka_oracle, scenarios_dir):
+    scenario = json.loads((scenarios_dir / "example-004.json").read_text())
     scenario["lags_computed"] = False
     (ha,) = kafka_oracle.run([scenario], "high_availability")
     (fallback,) = kafka_oracle.run([scenario], "fallback_prior")
@@ -134,8 +127,8 @@ def test_high_availability_without_end_offsets_runs_the_fallback(kafka_oracle, s
     assert per_client(ha) == per_client(fallback)
 
 
-def test_repeat_reports_warm_median_and_same_answer(kafka_oracle, shared_dir):
-    scenario = json.loads((shared_dir / "scenarios" / "example-003.json").read_text())
+def test_repeat_reports_warm_median_and_same_answer(kafka_oracle, scenarios_dir):
+    scenario = json.loads((scenarios_dir / "example-003.json").read_text())
     (cold,) = kafka_oracle.run([scenario], "high_availability")
     (warm,) = kafka_oracle.run([scenario], "high_availability", repeat=3)
     assert cold["timing"]["warm_median_ms"] is None
@@ -143,9 +136,9 @@ def test_repeat_reports_warm_median_and_same_answer(kafka_oracle, shared_dir):
     assert per_client(warm) == per_client(cold)
 
 
-def test_bad_request_reports_an_exception_and_keeps_serving(kafka_oracle, shared_dir):
+def test_bad_request_reports_an_exception_and_keeps_serving(kafka_oracle, scenarios_dir):
     broken = {"clients": [{"process_id": "not-a-uuid", "threads": 1}], "tasks": [], "mode": "sticky"}
-    scenario = json.loads((shared_dir / "scenarios" / "example-008.json").read_text())
+    scenario = json.loads((scenarios_dir / "example-008.json").read_text())
     bad, good = kafka_oracle.run_lines([json.dumps(broken), request_line(scenario, "high_availability")])
     assert bad["status"] == "EXCEPTION" and "UUID" in bad["exception"]
     assert good["status"] == "OK"

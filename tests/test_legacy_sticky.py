@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from assignor import AssignmentConfigs, ProcessId, TaskAssignmentException, TaskId
-from assignor.legacy_sticky import LegacyStickyTaskAssignor, TaskPairs
+from fleet_assignor.assignor import AssignmentConfigs, ProcessId, TaskAssignmentException, TaskId
+from fleet_assignor.assignor.legacy_sticky import LegacyStickyTaskAssignor, TaskPairs
 from tests.fixtures import (
     PID_1,
     PID_2,

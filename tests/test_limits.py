@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pandas as pd
 import pytest
 
-from assignor.limits import (
+from fleet_assignor.assignor.limits import (
     MAX_INSTANT_MS,
     MAX_LONG,
     MIN_INSTANT_MS,

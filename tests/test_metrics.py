@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from assignor import ProcessId, TaskId
-from assignor.metrics import ClientTasks, compute_metrics
-from assignor.scenario import MAX_LONG, load_scenario
+from fleet_assignor.assignor import ProcessId, TaskId
+from fleet_assignor.assignor.metrics import ClientTasks, compute_metrics
+from fleet_assignor.assignor.scenario import MAX_LONG, load_scenario
 
 A, B, C = (f"00000000-0000-0000-0000-00000000000{n}" for n in (1, 2, 3))
 

@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from assignor import (
+from fleet_assignor.assignor import (
     AssignedTask,
     AssignmentError,
     KafkaStreamsAssignment,
@@ -15,14 +15,14 @@ from assignor import (
     TaskAssignment,
     TaskAssignmentException,
 )
-from assignor.planner import (
+from fleet_assignor.assignor.planner import (
     LAGS_NOT_COMPUTED_NOTE,
     evaluate_assignment,
     parse_external_assignment,
     plan_scenario,
     validate_scenario_assignment,
 )
-from assignor.scenario import ScenarioError, load_scenario
+from fleet_assignor.assignor.scenario import ScenarioError, load_scenario
 
 P_LOW = "00000000-0000-0000-0000-000000000001"
 P_NEG = "80000000-0000-0000-0000-000000000002"  # first in signed ProcessId order, last as text

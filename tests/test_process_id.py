@@ -2,7 +2,7 @@ import uuid
 
 import pytest
 
-from assignor import ProcessId
+from fleet_assignor.assignor import ProcessId
 
 
 def test_orders_by_signed_halves_like_java():

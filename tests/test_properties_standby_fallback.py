@@ -9,9 +9,9 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import assignor.standby as standby_module
-import assignor.task_assignment_utils as utils_module
-from assignor import (
+import fleet_assignor.assignor.standby as standby_module
+import fleet_assignor.assignor.task_assignment_utils as utils_module
+from fleet_assignor.assignor import (
     AssignedTask,
     AssignmentConfigs,
     AssignmentError,
@@ -21,10 +21,10 @@ from assignor import (
     TaskAssignment,
     TaskId,
 )
-from assignor.fallback import FallbackPriorTaskAssignor, legacy_client_states
-from assignor.standby import assign_standby_replicas
-from assignor.task_assignment_utils import default_standby_task_assignment
-from assignor.validation import validate_task_assignment
+from fleet_assignor.assignor.fallback import FallbackPriorTaskAssignor, legacy_client_states
+from fleet_assignor.assignor.standby import assign_standby_replicas
+from fleet_assignor.assignor.task_assignment_utils import default_standby_task_assignment
+from fleet_assignor.assignor.validation import validate_task_assignment
 from tests.fixtures import app_state, stateful_task, stateless_task, streams_state
 
 PROPERTY_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from assignor import (
+from fleet_assignor.assignor import (
     ApplicationState,
     AssignmentConfigs,
     ClientState,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assignor.rack import RackAssignmentError, RackAwareTaskAssignor
+from fleet_assignor.assignor.rack import RackAssignmentError, RackAwareTaskAssignor
 from tests.test_rack_fixtures import (
     actives,
     app_state,

@@ -9,11 +9,11 @@ import random
 import numpy as np
 import pytest
 
-from assignor import ClientState, KafkaStreamsState, TaskInfo
-from assignor.configs import RackAwareStrategy
-from assignor.rack import RackAwareTaskAssignor
-from assignor.rack.graph import build_problem
-from assignor.standby import assign_standby_replicas
+from fleet_assignor.assignor import ClientState, KafkaStreamsState, TaskInfo
+from fleet_assignor.assignor.configs import RackAwareStrategy
+from fleet_assignor.assignor.rack import RackAwareTaskAssignor
+from fleet_assignor.assignor.rack.graph import build_problem
+from fleet_assignor.assignor.standby import assign_standby_replicas
 from tests.test_rack_fixtures import app_state, pid, tid, ttp
 
 STRATEGIES = ["min_traffic", "balance_subtopology"]

@@ -5,24 +5,16 @@ from __future__ import annotations
 import copy
 import io
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from assignor.cli import main
-from assignor.rack.report import optimize_rack_scenario
+from fleet_assignor.assignor.cli import main
+from fleet_assignor.assignor.rack.report import optimize_rack_scenario
+from tests.conftest import SCENARIOS_DIR
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
-
-
-def _shared() -> Path:
-    configured = os.environ.get("SHARED_DIR")
-    return Path(configured).resolve() if configured else SHARED.resolve()
-
-
-EXAMPLES = sorted((_shared() / "scenarios").glob("example-*.json"))
-KAFKA_RESULTS = sorted((_shared() / "scenarios" / "kafka").glob("*.optimize_rack_*.json"))
+EXAMPLES = sorted(SCENARIOS_DIR.glob("example-*.json"))
+KAFKA_RESULTS = sorted((SCENARIOS_DIR / "kafka").glob("*.optimize_rack_*.json"))
 
 
 def _kafka_total(rack_cost: dict) -> int:
@@ -35,7 +27,7 @@ def _kafka_total(rack_cost: dict) -> int:
 def test_total_cost_never_above_kafkas(kafka_file: Path):
     example, mode = kafka_file.name.split(".")[:2]
     task_type = mode.removeprefix("optimize_rack_")
-    scenario = json.loads((_shared() / "scenarios" / f"{example}.json").read_text())
+    scenario = json.loads((SCENARIOS_DIR / f"{example}.json").read_text())
     kafka = json.loads(kafka_file.read_text())["rack_cost"]
     ours = optimize_rack_scenario(scenario, task_type)["rack_cost"]
     assert ours["task_type"] == kafka["task_type"]
@@ -92,9 +84,7 @@ def _without_time(result: dict) -> dict:
 
 def test_cli_prints_rack_cost(tmp_path):
     scenario_path = tmp_path / "scenario.json"
-    scenario_path.write_text(
-        json.dumps(_variant(_shared() / "scenarios" / "example-006.json", "min_traffic", (10, 1)))
-    )
+    scenario_path.write_text(json.dumps(_variant(SCENARIOS_DIR / "example-006.json", "min_traffic", (10, 1))))
     out = io.StringIO()
     code = main(["optimize-rack", str(scenario_path), "--type", "standby"], stdout=out)
     assert code == 0
@@ -109,8 +99,6 @@ def test_cli_prints_rack_cost(tmp_path):
 
 
 def test_disabled_reason_when_strategy_none():
-    result = optimize_rack_scenario(
-        _variant(_shared() / "scenarios" / "example-002.json", "none", (10, 1)), "active"
-    )
+    result = optimize_rack_scenario(_variant(SCENARIOS_DIR / "example-002.json", "none", (10, 1)), "active")
     assert result["rack_cost"]["enabled"] is False
     assert result["rack_cost"]["disabled_reason"] == "rack_aware_assignment_strategy is none"

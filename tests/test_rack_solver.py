@@ -10,8 +10,8 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from assignor.rack.graph import ceil_share
-from assignor.rack.solver import PlacementProblem, solve_placement
+from fleet_assignor.assignor.rack.graph import ceil_share
+from fleet_assignor.assignor.rack.solver import PlacementProblem, solve_placement
 
 
 def _random_problem(rng: np.random.Generator, tasks: int, clients: int, groups: int, exclude: float):

@@ -8,9 +8,9 @@ from __future__ import annotations
 import itertools
 import random
 
-from assignor import AssignedTask, KafkaStreamsAssignment, TaskInfo
-from assignor.rack import optimize_rack_aware_standby_tasks
-from assignor.task_assignment_utils import RackAwareOptimizationParams
+from fleet_assignor.assignor import AssignedTask, KafkaStreamsAssignment, TaskInfo
+from fleet_assignor.assignor.rack import optimize_rack_aware_standby_tasks
+from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams
 from tests.test_rack_fixtures import app_state, client, pid, tid, ttp
 
 RACKS = ["r1", "r2", "r3"]

@@ -8,15 +8,15 @@ import math
 import numpy as np
 import pytest
 
-from assignor import AssignedTask, KafkaStreamsAssignment, TaskInfo
-from assignor.rack import (
+from fleet_assignor.assignor import AssignedTask, KafkaStreamsAssignment, TaskInfo
+from fleet_assignor.assignor.rack import (
     OptimizedTaskType,
     optimize_rack_aware_active_tasks,
     optimize_rack_aware_standby_tasks,
 )
-from assignor.rack.enablement import utils_enablement
-from assignor.rack.graph import ceil_share
-from assignor.task_assignment_utils import RackAwareOptimizationParams
+from fleet_assignor.assignor.rack.enablement import utils_enablement
+from fleet_assignor.assignor.rack.graph import ceil_share
+from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams
 from tests.test_rack_fixtures import app_state, client, pid, tid, ttp
 
 STRATEGIES = ["min_traffic", "balance_subtopology"]

@@ -58,10 +58,8 @@ def assignor_commands() -> list[str]:
     ]  # fmt: skip
 
 
-def run_example(command: str, shared_dir: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+def run_example(command: str, scenarios_dir: Path, tmp_path: Path) -> subprocess.CompletedProcess:
     def local(arg: str) -> str:
-        if arg.startswith("../shared/"):
-            return str(shared_dir) + arg.removeprefix("../shared")
         return str(tmp_path / arg.removeprefix("/tmp/")) if arg.startswith("/tmp/") else arg
 
     argv = [sys.executable, *(local(a) for a in shlex.split(command)[1:])]
@@ -69,13 +67,13 @@ def run_example(command: str, shared_dir: Path, tmp_path: Path) -> subprocess.Co
 
 
 def test_the_readme_has_one_application_examples_for_every_cli_command():
-    subcommands = {shlex.split(c)[3] for c in assignor_commands() if " -m assignor " in c}
+    subcommands = {shlex.split(c)[3] for c in assignor_commands() if " -m fleet_assignor.assignor " in c}
     assert subcommands == {"plan", "validate", "optimize-rack"}
 
 
 @pytest.mark.parametrize("command", assignor_commands())
-def test_readme_command_runs(command, shared_dir, tmp_path):
-    done = run_example(command, shared_dir, tmp_path)
+def test_readme_command_runs(command, scenarios_dir, tmp_path):
+    done = run_example(command, scenarios_dir, tmp_path)
     assert done.returncode == 0, f"{command}\n{done.stderr}"
     argv = shlex.split(command)
     subcommand = argv[3]
@@ -94,7 +92,7 @@ def test_readme_command_runs(command, shared_dir, tmp_path):
         cost = result["rack_cost"]
         kind = argv[argv.index("--type") + 1]
         name = Path(argv[4]).name.removesuffix(".json")
-        answer = shared_dir / "scenarios" / "kafka" / f"{name}.optimize_rack_{kind}.json"
+        answer = scenarios_dir / "kafka" / f"{name}.optimize_rack_{kind}.json"
         theirs = json.loads(answer.read_text())["rack_cost"]
         assert cost["enabled"] and cost["task_type"] == kind.upper()
         assert cost["cross_rack_partitions_after"] <= cost["cross_rack_partitions_before"]

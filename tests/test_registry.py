@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from assignor.registry import BUILTIN_ASSIGNORS, UnknownAssignorError, load_assignor
+from fleet_assignor.assignor.registry import BUILTIN_ASSIGNORS, UnknownAssignorError, load_assignor
 
 
 class Custom:
@@ -45,9 +45,9 @@ def custom_module(monkeypatch):
 
 
 def test_the_built_in_assignors_load_by_name():
-    from assignor.fallback import FallbackPriorTaskAssignor
-    from assignor.high_availability import HighAvailabilityTaskAssignor
-    from assignor.sticky import StickyTaskAssignor
+    from fleet_assignor.assignor.fallback import FallbackPriorTaskAssignor
+    from fleet_assignor.assignor.high_availability import HighAvailabilityTaskAssignor
+    from fleet_assignor.assignor.sticky import StickyTaskAssignor
 
     assert isinstance(load_assignor("fallback_prior"), FallbackPriorTaskAssignor)
     assert isinstance(load_assignor("high_availability"), HighAvailabilityTaskAssignor)
@@ -56,9 +56,9 @@ def test_the_built_in_assignors_load_by_name():
 
 def test_the_three_built_in_names_point_at_the_agreed_classes():
     assert BUILTIN_ASSIGNORS == {
-        "high_availability": "assignor.high_availability:HighAvailabilityTaskAssignor",
-        "sticky": "assignor.sticky:StickyTaskAssignor",
-        "fallback_prior": "assignor.fallback:FallbackPriorTaskAssignor",
+        "high_availability": "fleet_assignor.assignor.high_availability:HighAvailabilityTaskAssignor",
+        "sticky": "fleet_assignor.assignor.sticky:StickyTaskAssignor",
+        "fallback_prior": "fleet_assignor.assignor.fallback:FallbackPriorTaskAssignor",
     }
 
 

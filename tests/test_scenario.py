@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from assignor import ProcessId, TaskId
-from assignor.scenario import ScenarioError, load_scenario, load_scenario_file
+from fleet_assignor.assignor import ProcessId, TaskId
+from fleet_assignor.assignor.scenario import ScenarioError, load_scenario, load_scenario_file
 
 P1 = "00000000-0000-0000-0000-000000000001"
 P2 = "00000000-0000-0000-0000-000000000002"
@@ -632,8 +632,8 @@ def test_scenario_files(tmp_path):
     assert "cannot read" in raised.value.reason
 
 
-def test_every_shared_example_loads_without_warnings(shared_dir):
-    files = sorted((shared_dir / "scenarios").glob("example-*.json"))
+def test_every_shared_example_loads_without_warnings(scenarios_dir):
+    files = sorted((scenarios_dir).glob("example-*.json"))
     assert files
     for file in files:
         scenario = load_scenario_file(file)

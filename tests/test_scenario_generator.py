@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from assignor.scenario import load_scenario
+from fleet_assignor.assignor.scenario import load_scenario
 from tests.scenario_generator import STRATEGIES, Knobs, generate_scenario
 
 SEEDS = range(300)

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from assignor import AssignmentConfigs, ClientState, ProcessId, TaskId
-from assignor.standby import (
+from fleet_assignor.assignor import AssignmentConfigs, ClientState, ProcessId, TaskId
+from fleet_assignor.assignor.standby import (
     ClientStateView,
     ClientTagAwareStandbyTaskAssignor,
     ClientTagStandbyPlacement,

@@ -1,6 +1,6 @@
 import pytest
 
-from assignor import (
+from fleet_assignor.assignor import (
     ApplicationState,
     KafkaStreamsState,
     LagsNotComputedError,

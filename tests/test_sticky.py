@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from assignor import (
+from fleet_assignor.assignor import (
     AssignedTaskType,
     AssignmentConfigs,
     AssignmentError,
@@ -19,9 +19,9 @@ from assignor import (
     ProcessId,
     TaskId,
 )
-from assignor.scenario import load_scenario
-from assignor.sticky import StickyTaskAssignor
-from assignor.validation import validate_task_assignment
+from fleet_assignor.assignor.scenario import load_scenario
+from fleet_assignor.assignor.sticky import StickyTaskAssignor
+from fleet_assignor.assignor.validation import validate_task_assignment
 from tests.fixtures import (
     TASK_0_0,
     TASK_0_1,
@@ -435,7 +435,7 @@ class _RecordingOptimizers:
 
 
 def _with_recorder(monkeypatch) -> _RecordingOptimizers:
-    import assignor.sticky as sticky_module
+    import fleet_assignor.assignor.sticky as sticky_module
 
     recorder = _RecordingOptimizers()
     monkeypatch.setattr(sticky_module, "optimize_rack_aware_active_tasks", recorder.optimize_active)
@@ -472,7 +472,7 @@ def test_no_rack_optimization_in_must_preserve_mode(monkeypatch):
 def test_planning_the_same_scenario_twice_gives_identical_json():
     import json
 
-    from assignor.planner import plan_scenario
+    from fleet_assignor.assignor.planner import plan_scenario
 
     for seed in range(5):
         scenario = generate_scenario(seed, Knobs())
@@ -497,8 +497,8 @@ def test_configure_turns_must_preserve_on_and_off():
 def _active_traffic_cost(state, assignment) -> int:
     """Cross-rack partitions of the actives (all their partitions), each weighted by the traffic cost of the
     optimizer pass that places it: the configured (else default) stateful cost, the stateless cost."""
-    from assignor.rack.costs import PartitionScope, RemoteCounts
-    from assignor.sticky import STATEFUL_TRAFFIC_COST, STATELESS_TRAFFIC_COST
+    from fleet_assignor.assignor.rack.costs import PartitionScope, RemoteCounts
+    from fleet_assignor.assignor.sticky import STATEFUL_TRAFFIC_COST, STATELESS_TRAFFIC_COST
 
     configured = state.assignment_configs().rack_aware_traffic_cost
     stateful_cost = STATEFUL_TRAFFIC_COST if configured is None else configured
@@ -520,7 +520,7 @@ def test_giving_back_previous_actives_never_raises_the_traffic_cost(monkeypatch)
     stateful and stateless actives are optimized in two passes with their own traffic costs: the swaps may
     never raise the two passes' traffic cost together (a stateful-for-stateless trade that keeps the count of
     cross-rack partitions can still raise it when the stateful cost is higher)."""
-    import assignor.sticky as sticky_module
+    import fleet_assignor.assignor.sticky as sticky_module
 
     changed = 0
     for seed in range(400):

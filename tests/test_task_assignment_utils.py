@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from assignor import (
+from fleet_assignor.assignor import (
     AssignedTask,
     AssignedTaskType,
     AssignmentConfigs,
@@ -17,7 +17,7 @@ from assignor import (
     TaskAssignment,
     TaskId,
 )
-from assignor.task_assignment_utils import (
+from fleet_assignor.assignor.task_assignment_utils import (
     AllowAllStandbyMoves,
     ClientTagSpreadPredicate,
     RackAwareOptimizationParams,

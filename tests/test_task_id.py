@@ -1,6 +1,6 @@
 import pytest
 
-from assignor import TaskId, TaskIdFormatError
+from fleet_assignor.assignor import TaskId, TaskIdFormatError
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,7 @@ def test_pickled_ids_are_found_in_an_interpreter_with_another_hash_seed():
     payload = base64.b64encode(pickle.dumps(ids)).decode()
     probe = (
         "import base64, pickle, sys\n"
-        "from assignor import TaskId\n"
+        "from fleet_assignor.assignor import TaskId\n"
         f"loaded = pickle.loads(base64.b64decode({payload!r}))\n"
         "fresh = {TaskId.parse('orders__1_7'), TaskId.parse('0_3')}\n"
         "sys.exit(0 if all(t in fresh for t in loaded) else 1)\n"

@@ -3,8 +3,8 @@ the budget and the Java heap order the port relies on."""
 
 from __future__ import annotations
 
-from assignor import ProcessId, TaskId
-from assignor.task_movement import (
+from fleet_assignor.assignor import ProcessId, TaskId
+from fleet_assignor.assignor.task_movement import (
     LagTable,
     WarmupBudget,
     _JavaPriorityQueue,
@@ -247,9 +247,9 @@ def test_least_loaded_caught_up_client_among_many():
 def test_heap_and_scan_pickers_agree(monkeypatch):
     """The caught-up picker scans small candidate sets and uses a heap for large ones; forcing either
     path gives the same HA assignments."""
-    from assignor import task_movement
-    from assignor.high_availability import HighAvailabilityTaskAssignor
-    from assignor.scenario import load_scenario
+    from fleet_assignor.assignor import task_movement
+    from fleet_assignor.assignor.high_availability import HighAvailabilityTaskAssignor
+    from fleet_assignor.assignor.scenario import load_scenario
     from tests.scenario_generator import Knobs, generate_scenario
 
     def run_all() -> list:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from assignor.planner import plan
-from assignor.scenario import load_scenario
-from assignor.transitions import TransitionKind, task_transitions
+from fleet_assignor.assignor.planner import plan
+from fleet_assignor.assignor.scenario import load_scenario
+from fleet_assignor.assignor.transitions import TransitionKind, task_transitions
 from tests.scenario_generator import generate_scenarios
 
 LOW = "00000000-0000-0000-0000-000000000001"

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import uuid
 
-from assignor import AssignedTask, AssignmentError, KafkaStreamsAssignment, ProcessId, TaskAssignment, TaskId
-from assignor.validation import validate_task_assignment
+from fleet_assignor.assignor import (
+    AssignedTask,
+    AssignmentError,
+    KafkaStreamsAssignment,
+    ProcessId,
+    TaskAssignment,
+    TaskId,
+)
+from fleet_assignor.assignor.validation import validate_task_assignment
 from tests.fixtures import (
     PID_1,
     PID_2,

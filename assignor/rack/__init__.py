@@ -5,17 +5,17 @@
   ``dict[ProcessId, KafkaStreamsAssignment]``.
 """
 
-from assignor.rack.costs import (
+from fleet_assignor.assignor.rack.costs import (
     HIGH_AVAILABILITY_DEFAULT_COSTS,
     STATELESS_COSTS,
     STICKY_DEFAULT_COSTS,
     PartitionScope,
     RackCosts,
 )
-from assignor.rack.enablement import Enablement, OptimizedTaskType
-from assignor.rack.graph import RackAssignmentError
-from assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION, RackAwareTaskAssignor
-from assignor.rack.utils import (
+from fleet_assignor.assignor.rack.enablement import Enablement, OptimizedTaskType
+from fleet_assignor.assignor.rack.graph import RackAssignmentError
+from fleet_assignor.assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION, RackAwareTaskAssignor
+from fleet_assignor.assignor.rack.utils import (
     RackOptimizationResult,
     optimize_rack_aware_active_tasks,
     optimize_rack_aware_standby_tasks,

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignor.state import TaskInfo, TaskTopicPartition
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.state import TaskInfo, TaskTopicPartition
+from fleet_assignor.assignor.task_id import TaskId
 
 
 class PartitionScope(enum.Enum):

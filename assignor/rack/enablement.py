@@ -11,9 +11,9 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from assignor.configs import RackAwareStrategy
-from assignor.rack.costs import PartitionScope
-from assignor.state import ApplicationState, TaskInfo
+from fleet_assignor.assignor.configs import RackAwareStrategy
+from fleet_assignor.assignor.rack.costs import PartitionScope
+from fleet_assignor.assignor.state import ApplicationState, TaskInfo
 
 
 class OptimizedTaskType(enum.Enum):

@@ -12,9 +12,9 @@ from collections.abc import Callable, Collection, Hashable, Sequence
 
 import numpy as np
 
-from assignor.configs import RackAwareStrategy
-from assignor.rack.solver import PlacementProblem
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.configs import RackAwareStrategy
+from fleet_assignor.assignor.rack.solver import PlacementProblem
+from fleet_assignor.assignor.task_id import TaskId
 
 
 class RackAssignmentError(ValueError):

@@ -7,15 +7,15 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from assignor.client_state import ClientState
-from assignor.configs import RackAwareStrategy
-from assignor.process_id import ProcessId
-from assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
-from assignor.rack.enablement import Enablement, legacy_enablement
-from assignor.rack.graph import current_holders, legacy_subtopology_of
-from assignor.rack.placement import optimize_placement
-from assignor.state import ApplicationState
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.client_state import ClientState
+from fleet_assignor.assignor.configs import RackAwareStrategy
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
+from fleet_assignor.assignor.rack.enablement import Enablement, legacy_enablement
+from fleet_assignor.assignor.rack.graph import current_holders, legacy_subtopology_of
+from fleet_assignor.assignor.rack.placement import optimize_placement
+from fleet_assignor.assignor.state import ApplicationState
+from fleet_assignor.assignor.task_id import TaskId
 
 # Kafka's bound on standby optimization rounds ("usually stops after 3 rounds").
 STANDBY_OPTIMIZER_MAX_ITERATION = 4

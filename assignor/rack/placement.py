@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from assignor.configs import RackAwareStrategy
-from assignor.rack.costs import RackCosts, RemoteCounts, edge_costs
-from assignor.rack.graph import build_problem
-from assignor.rack.solver import InfeasiblePlacementError, PlacementProblem, solve_placement
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.configs import RackAwareStrategy
+from fleet_assignor.assignor.rack.costs import RackCosts, RemoteCounts, edge_costs
+from fleet_assignor.assignor.rack.graph import build_problem
+from fleet_assignor.assignor.rack.solver import InfeasiblePlacementError, PlacementProblem, solve_placement
+from fleet_assignor.assignor.task_id import TaskId
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""``python -m assignor optimize-rack``: the KIP-924 rack optimizer applied to a scenario's previous
+"""``fleet-assignor app optimize-rack``: the KIP-924 rack optimizer applied to a scenario's previous
 assignment (`identity_assignment`) with the scenario's cost configs (scenario.md, "Applying the rack-aware
 optimizer"). The result is a plan result object plus ``rack_cost``."""
 
@@ -9,18 +9,18 @@ import time
 from dataclasses import replace
 from typing import Any, TextIO
 
-from assignor.assignment import TaskAssignment
-from assignor.planner import evaluate_assignment
-from assignor.rack.enablement import OptimizedTaskType
-from assignor.rack.graph import RackAssignmentError
-from assignor.rack.utils import (
+from fleet_assignor.assignor.assignment import TaskAssignment
+from fleet_assignor.assignor.planner import evaluate_assignment
+from fleet_assignor.assignor.rack.enablement import OptimizedTaskType
+from fleet_assignor.assignor.rack.graph import RackAssignmentError
+from fleet_assignor.assignor.rack.utils import (
     RackOptimizationResult,
     cross_rack_partitions,
     optimize_rack_aware_active_tasks,
     optimize_rack_aware_standby_tasks,
 )
-from assignor.scenario import Scenario, load_scenario
-from assignor.task_assignment_utils import RackAwareOptimizationParams, identity_assignment
+from fleet_assignor.assignor.scenario import Scenario, load_scenario
+from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams, identity_assignment
 
 _OPTIMIZERS = {
     OptimizedTaskType.ACTIVE: optimize_rack_aware_active_tasks,
@@ -69,7 +69,10 @@ def add_optimize_rack_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_optimize_rack(args: argparse.Namespace, stdout: TextIO) -> int:
-    from assignor.cli import emit_result, read_scenario  # the CLI imports this module: import it late
+    from fleet_assignor.assignor.cli import (  # the CLI imports this module: import it late
+        emit_result,
+        read_scenario,
+    )
 
     scenario = read_scenario(args.scenario)
     return emit_result(optimize_rack(scenario, OptimizedTaskType(args.task_type.upper())), args.out, stdout)

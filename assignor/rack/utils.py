@@ -13,17 +13,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignor.assignment import ACTIVE, STANDBY, AssignedTask, AssignedTaskType, KafkaStreamsAssignment
-from assignor.process_id import ProcessId
-from assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
-from assignor.rack.enablement import Enablement, OptimizedTaskType, utils_enablement
-from assignor.rack.graph import current_holders, subtopology_of
-from assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
-from assignor.rack.placement import optimize_placement
-from assignor.rack.solver import PlacementProblem, solve_placement
-from assignor.state import ApplicationState
-from assignor.task_assignment_utils import RackAwareOptimizationParams, standby_move_predicate
-from assignor.task_id import TaskId
+from fleet_assignor.assignor.assignment import (
+    ACTIVE,
+    STANDBY,
+    AssignedTask,
+    AssignedTaskType,
+    KafkaStreamsAssignment,
+)
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
+from fleet_assignor.assignor.rack.enablement import Enablement, OptimizedTaskType, utils_enablement
+from fleet_assignor.assignor.rack.graph import current_holders, subtopology_of
+from fleet_assignor.assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
+from fleet_assignor.assignor.rack.placement import optimize_placement
+from fleet_assignor.assignor.rack.solver import PlacementProblem, solve_placement
+from fleet_assignor.assignor.state import ApplicationState
+from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams, standby_move_predicate
+from fleet_assignor.assignor.task_id import TaskId
 
 
 @dataclass(frozen=True, slots=True)
