@@ -17,7 +17,7 @@ export PYSPARK_PYTHON := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 export FLEET_ASSIGNOR_JARS := $(CURDIR)/$(JARS_DIR)
 
-.PHONY: help setup venv jars oracle lint test soak bench bench-kafka run clean
+.PHONY: help setup venv jars oracle live lint test soak bench bench-kafka run clean
 
 help:
 	@echo "make setup   - create .venv, install fleet-assignor[dev], fetch Delta jars, build the Kafka oracle"
@@ -26,7 +26,7 @@ help:
 	@echo "make bench   - benchmarks, JSON under benchmarks/results/"
 	@echo "make soak    - long randomized tests"
 
-setup: venv jars oracle
+setup: venv jars oracle live
 
 venv: $(VENV)/.installed
 
@@ -44,6 +44,10 @@ $(JARS_DIR)/.fetched: jvm/pom.xml
 
 oracle:
 	if [ -f oracle/pom.xml ]; then cd oracle && mvn -q -B package; fi
+
+# Live Kafka (issue 20): the collect helper, the demo Streams app and Kafka's broker jars -> live/target/.
+live:
+	cd live && mvn -q -B package
 
 lint:
 	$(PY) -m ruff check .

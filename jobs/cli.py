@@ -1,11 +1,15 @@
-"""`fleet-assignor` console entry point: `fleet-assignor plan ...` runs the fleet planning job."""
+"""`fleet-assignor` console entry point: `fleet-assignor plan ...` runs the fleet planning job,
+`fleet-assignor collect ...` snapshots a live cluster into the input tables."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
 
-USAGE = "usage: fleet-assignor plan [options]   (fleet-assignor plan --help for the options)"
+USAGE = (
+    "usage: fleet-assignor plan [options]   (fleet-assignor plan --help for the options)\n"
+    "       fleet-assignor collect [options]   (fleet-assignor collect --help: snapshot a live cluster)"
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -19,6 +23,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from jobs.plan_assignments import main as plan_main
 
         return plan_main(rest)
+    if command == "collect":
+        from jobs.collect import main as collect_main
+
+        return collect_main(rest)
     print(f"fleet-assignor: unknown command {command!r}\n{USAGE}", file=sys.stderr)
     return 2
 
