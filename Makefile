@@ -17,7 +17,7 @@ export PYSPARK_PYTHON := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 export FLEET_ASSIGNOR_JARS := $(CURDIR)/$(JARS_DIR)
 
-.PHONY: help setup venv jars oracle live lint test soak bench bench-kafka run clean
+.PHONY: help setup venv jars oracle live lint test soak bench bench-kafka bench-live run demo-live clean
 
 help:
 	@echo "make setup   - create .venv, install fleet-assignor[dev], fetch Delta jars, build the Kafka oracle"
@@ -25,6 +25,7 @@ help:
 	@echo "make run     - plan a synthetic fleet on local Delta tables and print the summary"
 	@echo "make bench   - benchmarks, JSON under benchmarks/results/"
 	@echo "make soak    - long randomized tests"
+	@echo "make demo-live - local Kafka broker + Streams apps: collect, plan, summary, stop"
 
 setup: venv jars oracle live
 
@@ -74,8 +75,17 @@ bench-kafka:
 	mkdir -p benchmarks/results
 	$(PY) -m benchmarks.bench_kafka
 
+# collect timed on a local broker with 100 applications x 10 members: benchmarks/results/bench_live.json.
+bench-live:
+	mkdir -p benchmarks/results
+	$(PY) -m benchmarks.bench_live
+
 run:
 	$(PY) -m jobs.run_synthetic
+
+# A local Kafka broker and two Streams apps: collect, plan, print the summary, stop all it started.
+demo-live:
+	$(PY) -m jobs.demo_live
 
 clean:
 	rm -rf $(VENV) $(JARS_DIR) spark-warehouse metastore_db derby.log .pytest_cache

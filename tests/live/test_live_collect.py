@@ -3,6 +3,7 @@ protocol), then `plan` on what was collected (issue 20's end-to-end acceptance).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -230,3 +231,31 @@ def test_unreachable_bootstrap_is_one_error_and_writes_nothing(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: ") and f"127.0.0.1:{port}" in lines[0], lines
     assert elapsed < 60
     assert not out.exists()
+
+
+@pytest.mark.parametrize("protocol", ["PLAINTEXT", "SASL_PLAINTEXT"])
+def test_admin_config_passes_through_and_no_secret_is_printed(kafka_cluster, tmp_path, protocol):
+    """Client properties reach the Admin client (SASL against a PLAINTEXT listener fails to connect), and
+    neither the snapshot nor the helper's messages ever contain a property value."""
+    from jobs.collect import CollectError
+    from jobs.live_cluster import app_classpath, java_executable
+
+    secret = "n0t-to-be-logged-9f3a"
+    config = tmp_path / "client.properties"
+    config.write_text(
+        f"security.protocol={protocol}\nsasl.mechanism=PLAIN\nssl.truststore.password={secret}\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="fleet" password="{secret}";\n'
+    )
+    command = [java_executable(), "-cp", app_classpath(), "fleet.live.Snapshot"]
+    command += ["--bootstrap-servers", kafka_cluster.bootstrap, "--admin-config", str(config)]
+    done = subprocess.run([*command, "--timeout-ms", "5000"], capture_output=True, text=True, timeout=120)
+    assert secret not in done.stdout and secret not in done.stderr
+    if protocol == "PLAINTEXT":
+        assert done.returncode == 0, done.stderr
+        assert {g["group_id"] for g in json.loads(done.stdout)["groups"]} >= {CLASSIC_APP, STREAMS_APP}
+    else:
+        assert done.returncode == 3 and done.stderr.startswith("error: "), done.stderr
+        with pytest.raises(CollectError) as raised:
+            read_snapshot(kafka_cluster.bootstrap, admin_config=str(config), timeout_ms=5000)
+        assert secret not in str(raised.value)

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
@@ -132,11 +133,13 @@ public final class DemoApp {
     void createTopics() throws Exception {
         int partitions = Integer.parseInt(args.getOrDefault("partitions", "4"));
         try (Admin admin = Admin.create(adminProps())) {
+            // The broker's default replication factor (so a multi-broker test spreads replicas over racks).
+            Optional<Short> rf = Optional.empty();
             for (NewTopic topic : List.of(
-                    new NewTopic(words(), partitions, (short) 1),
-                    new NewTopic(clicks(), Math.max(1, partitions - 1), (short) 1),
-                    new NewTopic(appId + ".counts", partitions, (short) 1),
-                    new NewTopic(appId + ".clicks-out", 1, (short) 1))) {
+                    new NewTopic(words(), Optional.of(partitions), rf),
+                    new NewTopic(clicks(), Optional.of(Math.max(1, partitions - 1)), rf),
+                    new NewTopic(appId + ".counts", Optional.of(partitions), rf),
+                    new NewTopic(appId + ".clicks-out", Optional.of(1), rf))) {
                 try {
                     admin.createTopics(List.of(topic)).all().get();
                 } catch (ExecutionException e) {
