@@ -132,3 +132,11 @@ def test_stale_running_marks_become_unknown_and_current_actives_run(snapshot):
 def test_unusable_app_configs_are_refused(document):
     with pytest.raises(AppConfigsError):
         check_app_configs(document)
+
+
+def test_a_plain_consumer_group_is_not_a_streams_group(snapshot):
+    altered = copy.deepcopy(snapshot)
+    _group(altered, CLASSIC_APP)["protocol"] = "range"
+    rows = snapshot_rows(altered)
+    assert _skipped(rows)[CLASSIC_APP] == "not a Kafka Streams group (assignor protocol 'range')"
+    assert rows.collected == [STREAMS_APP]
