@@ -17,7 +17,7 @@ export PYSPARK_PYTHON := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 export FLEET_ASSIGNOR_JARS := $(CURDIR)/$(JARS_DIR)
 
-.PHONY: help setup venv jars oracle lint test soak bench bench-kafka run clean
+.PHONY: help setup venv jars oracle live lint test soak bench bench-kafka bench-live run demo-live clean
 
 help:
 	@echo "make setup   - create .venv, install fleet-assignor[dev,local], fetch Delta jars, build the Kafka oracle"
@@ -25,8 +25,9 @@ help:
 	@echo "make run     - plan a synthetic fleet on local Delta tables and print the summary"
 	@echo "make bench   - benchmarks, JSON under benchmarks/results/"
 	@echo "make soak    - long randomized tests"
+	@echo "make demo-live - local Kafka broker + Streams apps: collect, plan, summary, stop"
 
-setup: venv jars oracle
+setup: venv jars oracle live
 
 venv: $(VENV)/.installed
 
@@ -44,6 +45,10 @@ $(JARS_DIR)/.fetched: jvm/pom.xml
 
 oracle:
 	if [ -f oracle/pom.xml ]; then cd oracle && mvn -q -B package; fi
+
+# Live Kafka (issue 20): the collect helper, the demo Streams app and Kafka's broker jars -> live/target/.
+live:
+	cd live && mvn -q -B package
 
 lint:
 	$(PY) -m ruff check .
@@ -70,8 +75,17 @@ bench-kafka:
 	mkdir -p benchmarks/results
 	$(PY) -m benchmarks.bench_kafka
 
+# collect timed on a local broker with 100 applications x 10 members: benchmarks/results/bench_live.json.
+bench-live:
+	mkdir -p benchmarks/results
+	$(PY) -m benchmarks.bench_live
+
 run:
 	$(PY) -m fleet_assignor.jobs.run_synthetic
+
+# A local Kafka broker and two Streams apps: collect, plan, print the summary, stop all it started.
+demo-live:
+	$(PY) -m fleet_assignor.jobs.demo_live
 
 clean:
 	rm -rf $(VENV) $(JARS_DIR) spark-warehouse metastore_db derby.log .pytest_cache

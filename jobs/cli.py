@@ -19,6 +19,12 @@ def _plan(argv: list[str]) -> int:
     return main(argv)
 
 
+def _collect(argv: list[str]) -> int:
+    from fleet_assignor.jobs.collect import main
+
+    return main(argv)
+
+
 def _app(argv: list[str]) -> int:
     from fleet_assignor.assignor.cli import main
 
@@ -32,6 +38,7 @@ def _explore(argv: list[str]) -> int:
 
 
 COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
+    "collect": (_collect, "snapshot a live cluster's Kafka Streams groups into the six input tables"),
     "plan": (_plan, "plan a fleet: the six input Delta tables in, the run's output tables out"),
     "app": (_app, "one application from a scenario file: plan | validate | optimize-rack"),
     "explore": (_explore, "write a run's figures (PNG) from its output tables"),
