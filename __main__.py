@@ -1,8 +1,6 @@
 """``python -m fleet_assignor``: the same commands as the ``fleet-assignor`` console script."""
 
-import sys
-
-from fleet_assignor.jobs.cli import main
+from fleet_assignor.jobs.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -26,12 +26,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from fleet_assignor.explore import load_run
     from fleet_assignor.explore import plots as p
 
-    run = load_run(args.output, args.run_id, input_dir=args.input)
-    target = Path(args.to)
-    written = [p.save(p.plot_fleet(run), target / "fleet_overview.png")]
-    written.append(p.save(p.plot_moves(run), target / "moves_per_app.png"))
-    if args.input:
-        written.append(p.save(p.plot_rack_traffic(run), target / "rack_traffic.png"))
+    try:
+        run = load_run(args.output, args.run_id, input_dir=args.input)
+        target = Path(args.to)
+        written = [p.save(p.plot_fleet(run), target / "fleet_overview.png")]
+        written.append(p.save(p.plot_moves(run), target / "moves_per_app.png"))
+        if args.input:
+            written.append(p.save(p.plot_rack_traffic(run), target / "rack_traffic.png"))
+    except (LookupError, OSError, ValueError) as e:  # no such run or table, unreadable files: one line
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     for path in written:
         print(path)
     return 0

@@ -69,5 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return command[0](args[1:])
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The console script: exits with main()'s code, so that runners which call the entry point and ignore
+    its return value (a Databricks wheel task) still see a failed run fail."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -231,6 +231,10 @@ def run_job(
             }
         totals = _totals(frames["assignment_results"])
         statuses = totals.pop("statuses")
+        log.info(
+            "planned %d applications: %s", sum(statuses.values()),
+            ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())),
+        )  # fmt: skip
         # Two attempts of one run id at once must not complete a run whose tables come from both.
         for table in RUN_TABLES:
             check_sole_writer(spark, config.output_location(table), writer)
@@ -314,7 +318,7 @@ def parse_args(argv: Sequence[str]) -> tuple[JobConfig, argparse.Namespace]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Exit 0 when the run completed; 2, with one line on stderr, when it could not (a setting, an input
     table, a write): per-application problems never fail the run, they are rows of `assignment_results`."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    configure_logging()
     try:
         config, _ = parse_args(sys.argv[1:] if argv is None else argv)
         check_assignors(config)  # before Spark starts: a job that cannot plan anything writes nothing
@@ -329,6 +333,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(summary.text())
     return 0
+
+
+# Loggers of libraries the job drives: their INFO lines (py4j's "Closing down clientserver connection", one
+# per Python-JVM connection) drown the job's own progress lines.
+QUIET_LOGGERS = ("py4j", "py4j.clientserver", "py4j.java_gateway", "pyspark", "urllib3", "matplotlib")
+
+
+def configure_logging() -> None:
+    """The job's own logger (`fleet_assignor.*`) at INFO, every third-party logger at WARNING."""
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("fleet_assignor").setLevel(logging.INFO)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def one_line(error: BaseException) -> str:

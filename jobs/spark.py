@@ -72,17 +72,27 @@ def _session_is_provided() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+def pin_local_python(master: str) -> None:
+    """For a local master only: the workers run this interpreter (unless PYSPARK_PYTHON says otherwise)."""
+    if master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
 def get_or_create_session(
     app_name: str = "fleet-assignor",
     master: str | None = None,
     extra_conf: Mapping[str, str] | None = None,
 ) -> SparkSession:
-    """Return the running session untouched, or build a local one with the Delta jars and extension."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    """Return the running session untouched, or build a local one with the Delta jars and extension.
+
+    Only a local session this function creates gets this interpreter as its workers' Python: a session or
+    cluster that was given (spark-submit, Databricks, a standalone/YARN/Kubernetes master) keeps the
+    interpreter its owner chose, whose path may not exist on the executors' hosts."""
     if _session_is_provided():
         session = SparkSession.builder.appName(app_name).getOrCreate()
     else:
+        pin_local_python(master or DEFAULT_MASTER)
         conf = dict(LOCAL_DEFAULTS)
         conf.update(
             {

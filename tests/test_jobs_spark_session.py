@@ -34,3 +34,27 @@ def test_missing_jars_names_the_fix(monkeypatch, tmp_path):
     monkeypatch.setenv(spark_module.JARS_ENV, str(tmp_path))
     with pytest.raises(spark_module.DeltaJarsMissingError, match="make setup"):
         spark_module.delta_jars()
+
+
+@pytest.mark.parametrize(
+    "master, pinned",
+    [
+        ("local[2]", True),
+        ("local", True),
+        ("spark://host:7077", False),
+        ("yarn", False),
+        ("k8s://h:443", False),
+    ],
+)
+def test_only_local_sessions_get_this_interpreter_for_their_workers(monkeypatch, master, pinned):
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    monkeypatch.delenv("PYSPARK_DRIVER_PYTHON", raising=False)
+    spark_module.pin_local_python(master)
+    assert ("PYSPARK_PYTHON" in spark_module.os.environ) is pinned
+    assert ("PYSPARK_DRIVER_PYTHON" in spark_module.os.environ) is pinned
+
+
+def test_a_given_interpreter_is_never_replaced(monkeypatch):
+    monkeypatch.setenv("PYSPARK_PYTHON", "/opt/cluster/python")
+    spark_module.pin_local_python("local[2]")
+    assert spark_module.os.environ["PYSPARK_PYTHON"] == "/opt/cluster/python"
