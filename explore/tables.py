@@ -14,19 +14,12 @@ from typing import Any
 
 from fleet_assignor.explore.planning import scenario_consumers
 from fleet_assignor.explore.simulate import end_offset_sums
-from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS
+from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS, INPUT_TABLE_NAMES
 
 RUNNING_ACTIVE = -2
 UNKNOWN = -3
 CONFIG_COLUMNS = APPLICATION_CONFIG_COLUMNS
-INPUT_TABLES = (
-    "applications",
-    "tasks",
-    "client_subscriptions",
-    "task_offsets",
-    "changelog_end_offsets",
-    "partition_racks",
-)
+INPUT_TABLES = INPUT_TABLE_NAMES
 
 
 def scenario_rows(scenarios: Mapping | Iterable[Mapping]) -> dict[str, list[dict[str, Any]]]:

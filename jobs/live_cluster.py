@@ -55,14 +55,19 @@ class LiveUnavailable(RuntimeError):
     """The live jars are not built (`make setup`) or no Java 17 is found."""
 
 
-def java_executable() -> str:
+def find_java() -> str | None:
+    """Java 17 (the project's JDK) if installed, else $JAVA_HOME's, else `java` on PATH, else None."""
     candidates = [JAVA17_HOME / "bin" / "java"]
     if os.environ.get("JAVA_HOME"):
         candidates.append(Path(os.environ["JAVA_HOME"]) / "bin" / "java")
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-    found = shutil.which("java")
+    return shutil.which("java")
+
+
+def java_executable() -> str:
+    found = find_java()
     if found is None:
         raise LiveUnavailable("no Java runtime found (need Java 17)")
     return found

@@ -42,19 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Kafka's defaults for what the cluster does not hold (tables.md's defaults are the same values).
-APP_CONFIG_KEYS = (
-    "assignor",
-    "acceptable_recovery_lag",
-    "max_warmup_replicas",
-    "num_standby_replicas",
-    "probing_rebalance_interval_ms",
-    "rack_aware_assignment_strategy",
-    "rack_aware_traffic_cost",
-    "rack_aware_non_overlap_cost",
-    "rack_aware_assignment_tags",
-    "assignor_configs",
-)
+from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS, INPUT_TABLE_NAMES
+
+# The `applications` config columns; Kafka's defaults apply to what the cluster does not hold (the table's
+# defaults are the same values).
+APP_CONFIG_KEYS = APPLICATION_CONFIG_COLUMNS
 APP_CONFIGS_EXTRA_KEYS = ("changelogs",)
 INT_KEYS = {
     "max_warmup_replicas",
@@ -467,17 +459,7 @@ def snapshot_rows(
     app_configs = app_configs or {}
     cluster = cluster_id if cluster_id is not None else snapshot.get("cluster_id")
     at_ms = int(snapshot.get("finished_at_ms") or snapshot.get("started_at_ms") or 0)
-    tables: dict[str, list[dict]] = {
-        name: []
-        for name in (
-            "applications",
-            "tasks",
-            "client_subscriptions",
-            "task_offsets",
-            "changelog_end_offsets",
-            "partition_racks",
-        )
-    }
+    tables: dict[str, list[dict]] = {name: [] for name in INPUT_TABLE_NAMES}
     collected, skipped, warnings = [], [], []
     used_topics: set[str] = set()
     ends = snapshot.get("end_offsets", {})

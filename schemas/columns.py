@@ -18,3 +18,13 @@ APPLICATION_CONFIG_COLUMNS: tuple[str, ...] = (
     "rack_aware_assignment_tags",
     "assignor_configs",
 )
+
+# The input tables, in the contract's order (the Spark schemas: schemas.tables.INPUT_TABLES).
+INPUT_TABLE_NAMES: tuple[str, ...] = (
+    "applications",
+    "tasks",
+    "client_subscriptions",
+    "task_offsets",
+    "changelog_end_offsets",
+    "partition_racks",
+)

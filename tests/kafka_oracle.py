@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -18,12 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from fleet_assignor.jobs.live_cluster import find_java
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ORACLE_DIR = REPO_ROOT / "oracle"
 ORACLE_JAR = ORACLE_DIR / "target" / "kafka-oracle.jar"
 ORACLE_LIB = ORACLE_DIR / "target" / "lib"
 MAIN_CLASS = "fleet.oracle.KafkaOracle"
-JAVA17_HOME = Path("/usr/lib/jvm/java-17-openjdk-amd64")
 
 MODES = ("high_availability", "sticky", "fallback_prior", "optimize_rack_active", "optimize_rack_standby")
 
@@ -37,14 +37,7 @@ class OracleError(RuntimeError):
 
 
 def java_executable() -> str:
-    """Java 17 (the project's JDK) if installed, else $JAVA_HOME's, else `java` on PATH."""
-    candidates = [JAVA17_HOME / "bin" / "java"]
-    if os.environ.get("JAVA_HOME"):
-        candidates.append(Path(os.environ["JAVA_HOME"]) / "bin" / "java")
-    for candidate in candidates:
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    found = shutil.which("java")
+    found = find_java()
     if found is None:
         raise OracleUnavailable("no Java runtime found (need Java 17)")
     return found
