@@ -1,1 +1,1 @@
-"""The Spark + Delta fleet planning job (tables in ../shared/spec/tables.md)."""
+"""The Spark + Delta fleet planning job (the tables: docs/tables.md)."""

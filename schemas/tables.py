@@ -1,4 +1,4 @@
-"""Spark schemas of every table of ../shared/spec/tables.md: the one source of truth for reading, checking,
+"""Spark schemas of every table of docs/tables.md: the one source of truth for reading, checking,
 writing and the grouped-map return schemas.
 
 Nullability here is what our own writer produces; the schema check ignores it (other writers, delta-rs
