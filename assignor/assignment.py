@@ -123,7 +123,7 @@ class KafkaStreamsAssignment:
             and self._followup_rebalance_deadline == other._followup_rebalance_deadline
         )
 
-    __hash__ = None  # mutable
+    __hash__ = None  # type: ignore[assignment]  # mutable: unhashable, as a Java object with equals only
 
     def __repr__(self) -> str:
         return (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 from fleet_assignor.assignor.client_state import ClientState
 from fleet_assignor.assignor.configs import AssignmentConfigs
@@ -101,12 +101,13 @@ class LegacyStickyTaskAssignor:
         """Place actives, then standbys, on the ClientStates in place; never asks for a probing rebalance."""
         run = _StickyRun(clients, sorted(all_tasks), sorted(stateful_tasks), self.must_preserve)
         run.assign_active_tasks()
-        rack_enabled = rack_optimizer is not None and rack_optimizer.can_enable_rack_awareness()
-        if rack_enabled:
-            _optimize_actives(rack_optimizer, run, configs)
+        enabled = rack_optimizer is not None and rack_optimizer.can_enable_rack_awareness()
+        optimizer = rack_optimizer if enabled else None
+        if optimizer is not None:
+            _optimize_actives(optimizer, run, configs)
         run.assign_standby_tasks(configs.num_standby_replicas)
-        if rack_enabled and configs.num_standby_replicas > 0:
-            rack_optimizer.optimize_standby_tasks(
+        if optimizer is not None and configs.num_standby_replicas > 0:
+            optimizer.optimize_standby_tasks(
                 run.clients,
                 _or_default(configs.rack_aware_traffic_cost, DEFAULT_STATEFUL_TRAFFIC_COST),
                 _or_default(configs.rack_aware_non_overlap_cost, DEFAULT_STATEFUL_NON_OVERLAP_COST),
@@ -242,9 +243,12 @@ class _StickyRun:
         within = [pid for pid in candidates if pid in owners]
         return self._least_loaded(task, within) if within else None
 
-    def _least_loaded(self, task: TaskId, ids: list[ProcessId]) -> ProcessId | None:
+    def _least_loaded(self, task: TaskId, ids: list[ProcessId]) -> ProcessId:
+        """`ids` is never empty (callers hold at least one candidate), so a client is always found."""
         found = self._find_least_loaded(task, ids, check_pairs=True)
-        return found if found is not None else self._find_least_loaded(task, ids, check_pairs=False)
+        if found is None:
+            found = self._find_least_loaded(task, ids, check_pairs=False)
+        return cast(ProcessId, found)
 
     def _find_least_loaded(
         self, task: TaskId, ids: list[ProcessId], *, check_pairs: bool

@@ -307,7 +307,7 @@ def parse_external_assignment(obj: object) -> TaskAssignment:
         if not isinstance(entry, dict):
             raise ScenarioError(path, "must be an object")
         try:
-            pid = ProcessId.parse(entry.get("process_id"))
+            pid = ProcessId.parse(entry.get("process_id"))  # type: ignore[arg-type]  # parse checks str
         except ValueError as e:
             raise ScenarioError(f"{path}.process_id", str(e)) from None
         active = _parse_task_list(entry.get("active"), f"{path}.active")

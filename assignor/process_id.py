@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from uuid import UUID
 
 
 def _signed64(value: int) -> int:
@@ -41,7 +42,7 @@ class ProcessId:
         return (ProcessId, (self.sort_key, self.uuid, self._text))
 
     @classmethod
-    def of(cls, value: uuid.UUID | int | str) -> ProcessId:
+    def of(cls, value: UUID | int | str) -> ProcessId:
         """From a UUID, its text, or an int n meaning ``UUID(msb=0, lsb=n)`` (the test fixtures' ids)."""
         if isinstance(value, int):
             value = uuid.UUID(int=value)
@@ -50,7 +51,7 @@ class ProcessId:
         return cls._of_uuid(value, None)
 
     @classmethod
-    def _of_uuid(cls, value: uuid.UUID, text: str | None) -> ProcessId:
+    def _of_uuid(cls, value: UUID, text: str | None) -> ProcessId:
         msb, lsb = value.int >> 64, value.int & ((1 << 64) - 1)
         return cls((_signed64(msb), _signed64(lsb)), value, text)
 

@@ -154,7 +154,7 @@ class _Loader:
         self.warnings.append(f"{path}: {message}")
 
     # --- configs --------------------------------------------------------------------------------------
-    def configs(self, raw: object) -> tuple[AssignmentConfigs, str | None, dict[str, str]]:
+    def configs(self, raw: Any) -> tuple[AssignmentConfigs, str | None, dict[str, str]]:
         if raw is None:
             return AssignmentConfigs(), None, {}
         _require_type(raw, dict, "configs", "an object")
@@ -177,7 +177,7 @@ class _Loader:
                 raise ScenarioError("configs.assignor", "must not be empty")
         return configs, assignor, self.assignor_configs(raw.get("assignor_configs"))
 
-    def assignor_configs(self, raw: object) -> dict[str, str]:
+    def assignor_configs(self, raw: Any) -> dict[str, str]:
         if raw is None:
             return {}
         _require_type(raw, dict, "configs.assignor_configs", "an object of strings")
@@ -186,7 +186,7 @@ class _Loader:
         return dict(sorted(raw.items()))
 
     # --- tasks ----------------------------------------------------------------------------------------
-    def tasks(self, raw: object) -> list[TaskInfo]:
+    def tasks(self, raw: Any) -> list[TaskInfo]:
         if raw is None:
             raise ScenarioError("tasks", 'missing (an application without tasks has `"tasks": []`)')
         _require_type(raw, (list, tuple), "tasks", "a list")
@@ -228,7 +228,7 @@ class _Loader:
         )
         return TaskInfo(task, bool(stores), frozenset(stores), partitions)
 
-    def partition(self, raw: object, path: str) -> TaskTopicPartition:
+    def partition(self, raw: Any, path: str) -> TaskTopicPartition:
         # Hot in the fleet job (every partition of every task): paths are built only for an error.
         if not isinstance(raw, dict):
             _require_type(raw, dict, path, "an object")
@@ -260,7 +260,7 @@ class _Loader:
         return TaskTopicPartition(TopicPartition(topic, number), source, changelog, rack_ids)
 
     # --- clients --------------------------------------------------------------------------------------
-    def task_list(self, raw: object, path: str, known: Mapping[TaskId, TaskInfo]) -> set[TaskId]:
+    def task_list(self, raw: Any, path: str, known: Mapping[TaskId, TaskInfo]) -> set[TaskId]:
         """Task ids of a previous list: unparsable ids are unusable, unknown ones are dropped (Kafka filters
         them after a topology change)."""
         if raw is None:
@@ -340,7 +340,7 @@ class _Loader:
         return active, standby - active
 
     def reported_lags(
-        self, raw: object, path: str, known: Mapping[TaskId, TaskInfo], with_changelog: frozenset[TaskId]
+        self, raw: Any, path: str, known: Mapping[TaskId, TaskInfo], with_changelog: frozenset[TaskId]
     ) -> dict[TaskId, int]:
         if raw is None:
             return {}
@@ -365,7 +365,7 @@ class _Loader:
         return lags
 
     @staticmethod
-    def _bad_lag(path: str, key: object, value: object) -> None:
+    def _bad_lag(path: str, key: Any, value: object) -> None:
         key_path = _key_path(path, key)
         _parse_task_id(key, key_path)
         raise ScenarioError(

@@ -29,6 +29,7 @@ import math
 from bisect import bisect_left, insort
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
+from typing import cast
 
 from fleet_assignor.assignor.assignment import (
     AssignedTask,
@@ -224,7 +225,7 @@ class _StickyState:
                 return i
             if fallback is None:
                 fallback = i
-        return fallback
+        return cast(int, fallback)  # some client does not hold the task (Kafka's precondition)
 
     def best_client(self, j: int, candidates: Sequence[int] | None) -> int:
         """findBestClientForTask; ``candidates`` None means every client not holding the task."""
@@ -240,7 +241,7 @@ class _StickyState:
                 return i not in holding
         else:
             allowed = set(candidates)
-            is_candidate = allowed.__contains__
+            is_candidate = allowed.__contains__  # type: ignore[assignment]  # same signature, faster
 
         owner = self.prev_active[j]
         standby_holders = [i for i in self.prev_standby[j] if is_candidate(i)]
@@ -259,7 +260,7 @@ class _StickyState:
     def _least_loaded(self, j: int, candidates: Sequence[int] | None) -> int:
         if candidates is None:
             return self.least_loaded_overall(j)
-        return self.least_loaded_among(j, candidates)
+        return cast(int, self.least_loaded_among(j, candidates))  # candidates is never empty here
 
     # --- actives (assignors.md §7.2) ----------------------------------------------------------------------
     def assign_actives(self, preserve: bool) -> None:
@@ -834,7 +835,7 @@ class _StandbyPlacer:
     def _least_loaded_overall(self) -> int:
         if self._overall is None:
             self._overall = _KeyOrderWalk([key[-1] for key in self._state.by_key])
-        return self._overall.least_loaded(self._holding, self._eligible)
+        return cast(int, self._overall.least_loaded(self._holding, self._eligible))  # a client is free
 
     def best_client(self) -> int:
         state = self._state

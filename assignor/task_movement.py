@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Collection, Mapping, Sequence
 from operator import attrgetter
+from typing import cast
 
 import numpy as np
 
@@ -369,7 +370,7 @@ def assign_active_task_movements(
     plan = _Plan(caught_up, by_lag, clients)
     states = plan.states
     picker = _ClientsByLoad(states)
-    movements: list[tuple[tuple[int, TaskId], TaskId, int]] = []
+    movements: list[tuple[tuple[int, tuple[str | None, int, int]], TaskId, int]] = []
     held = [[t for t in state.active_set() if t in state.task_lags] for state in states]
     for task, client in plan.to_move(held):
         movements.append(((len(plan.candidates(task)), TASK_ORDER(task)), task, client))
@@ -471,7 +472,7 @@ def assign_standby_task_movements(
 
     performed = 0
     while queue:
-        task, destination = queue.poll()
+        task, destination = cast(tuple[TaskId, int], queue.poll())
 
         def eligible(client: int, task: TaskId = task) -> bool:
             return not states[client].has_assigned_task(task)

@@ -8,7 +8,8 @@ integers (POLICY.md §4; Kafka's double arithmetic sometimes rounds one higher).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def build_problem(
     allowed: np.ndarray,
     current: np.ndarray,
     client_count: int,
-    group_of: Callable[[TaskId], Hashable],
+    group_of: Callable[[TaskId], Any],  # a sortable key: subtopology, or one group for all
 ) -> PlacementProblem:
     """The strategy's problem over ``tasks`` (rows of ``costs``) and ``client_count`` clients."""
     orig = np.bincount(current, minlength=client_count).astype(np.int64)

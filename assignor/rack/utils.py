@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -97,7 +98,8 @@ def _gate(
     enablement = utils_enablement(params.application_state, task_type, traffic, non_overlap)
     if not enablement.enabled:
         return enablement, None
-    return enablement, RackCosts(traffic, non_overlap)
+    # utils_enablement disables the optimizer whenever a cost is unset: both are set here.
+    return enablement, RackCosts(cast(int, traffic), cast(int, non_overlap))
 
 
 def _fill_missing_clients(
