@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -64,6 +65,7 @@ def test_spark_submit_runs_the_job_from_py_files(spark, scenarios_dir, tmp_path)
     command = [
         str(Path(sys.executable).parent / "spark-submit"),
         "--master", "local[2]",
+        "--driver-java-options", f"-Dlog4j2.configurationFile={REPO / 'conf' / 'log4j2.properties'}",
         "--jars", ",".join(delta_jars()),
         "--conf", f"spark.sql.extensions={DELTA_EXTENSION}",
         "--conf", f"spark.sql.catalog.spark_catalog={DELTA_CATALOG}",
@@ -81,6 +83,13 @@ def test_spark_submit_runs_the_job_from_py_files(spark, scenarios_dir, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "run submitted COMPLETE" in done.stdout
     assert "1 OK" in done.stdout
+    # conf/log4j2.properties: Spark's JVM at WARN (none of its INFO lines, "Running Spark version ..."),
+    # the job's own Python logging untouched (its INFO progress lines are there).
+    spark_info = [line for line in done.stderr.splitlines() if re.match(r"\d\d/\d\d/\d\d [\d:]+ INFO ", line)]
+    assert not spark_info, spark_info[:5]
+    assert "Running Spark version" not in done.stderr
+    # spark-submit's PythonRunner merges the Python driver's stderr into its own stdout (redirectErrorStream).
+    assert re.search(r"fleet_assignor\.job INFO planned 1 applications", done.stdout), done.stdout[-3000:]
 
     results = read_complete(spark, str(tmp_path / "out"), "assignment_results").collect()
     assert [(r["app_id"], r["status"]) for r in results] == [("submitted-app", "OK")]
