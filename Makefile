@@ -17,7 +17,7 @@ export PYSPARK_PYTHON := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 export FLEET_ASSIGNOR_JARS := $(CURDIR)/$(JARS_DIR)
 
-.PHONY: help setup venv jars oracle live lint test soak bench bench-kafka bench-live run demo-live clean
+.PHONY: help setup venv jars oracle live lint test soak bench bench-kafka bench-live run demo-live cluster-demo clean
 
 help:
 	@echo "make setup   - create .venv, install fleet-assignor[dev,local], fetch Delta jars, build the Kafka oracle"
@@ -26,6 +26,7 @@ help:
 	@echo "make bench   - benchmarks, JSON under benchmarks/results/"
 	@echo "make soak    - long randomized tests"
 	@echo "make demo-live - local Kafka broker + Streams apps: collect, plan, summary, stop"
+	@echo "make cluster-demo - Spark standalone master + 2 workers: spark-submit the job, summary, stop"
 
 setup: venv jars oracle live
 
@@ -86,6 +87,11 @@ run:
 # A local Kafka broker and two Streams apps: collect, plan, print the summary, stop all it started.
 demo-live:
 	$(PY) -m fleet_assignor.jobs.demo_live
+
+# A Spark standalone master and two workers from pyspark's jars: spark-submit the job on a small synthetic
+# fleet, print the summary, stop the master and workers it started.
+cluster-demo:
+	$(PY) -m fleet_assignor.jobs.demo_cluster
 
 clean:
 	rm -rf $(VENV) $(JARS_DIR) spark-warehouse metastore_db derby.log .pytest_cache
