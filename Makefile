@@ -17,7 +17,7 @@ export PYSPARK_PYTHON := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 export FLEET_ASSIGNOR_JARS := $(CURDIR)/$(JARS_DIR)
 
-.PHONY: help setup venv jars oracle live lint typecheck test soak bench bench-kafka bench-live run demo-live clean
+.PHONY: help setup venv jars oracle live lint typecheck test soak bench bench-kafka bench-live run demo-live cluster-demo dist-zip clean
 
 help:
 	@echo "make setup   - create .venv, install fleet-assignor[dev,local], fetch Delta jars, build the Kafka oracle"
@@ -26,6 +26,7 @@ help:
 	@echo "make bench   - benchmarks, JSON under benchmarks/results/"
 	@echo "make soak    - long randomized tests"
 	@echo "make demo-live - local Kafka broker + Streams apps: collect, plan, summary, stop"
+	@echo "make cluster-demo - Spark standalone master + 2 workers: spark-submit the job, summary, stop"
 
 setup: venv jars oracle live
 
@@ -87,12 +88,22 @@ bench-live:
 	mkdir -p benchmarks/results
 	$(PY) -m benchmarks.bench_live
 
+# The package as spark-submit's --py-files wants it (laid out as in the wheel: fleet_assignor/...).
+dist-zip:
+	mkdir -p dist
+	$(PY) -c "from fleet_assignor.jobs.standalone_spark import package_zip; print(package_zip('dist/fleet_assignor.zip'))"
+
 run:
 	$(PY) -m fleet_assignor.jobs.run_synthetic
 
 # A local Kafka broker and two Streams apps: collect, plan, print the summary, stop all it started.
 demo-live:
 	$(PY) -m fleet_assignor.jobs.demo_live
+
+# A Spark standalone master and two workers from pyspark's jars: spark-submit the job on a small synthetic
+# fleet, print the summary, stop the master and workers it started.
+cluster-demo:
+	$(PY) -m fleet_assignor.jobs.demo_cluster
 
 clean:
 	rm -rf $(VENV) $(JARS_DIR) spark-warehouse metastore_db derby.log .pytest_cache

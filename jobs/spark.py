@@ -17,6 +17,8 @@ from pyspark.sql import SparkSession
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 JARS_ENV = "FLEET_ASSIGNOR_JARS"
+# Set by every Databricks runtime (e.g. "17.3") in the driver's environment, wheel tasks included.
+DATABRICKS_RUNTIME_ENV = "DATABRICKS_RUNTIME_VERSION"
 DEFAULT_MASTER = "local[*]"
 
 # Settings a local session gets; all are session-level and can be overridden by `extra_conf`.
@@ -64,6 +66,20 @@ def delta_jars() -> list[str]:
     return jars
 
 
+def databricks_runtime() -> str | None:
+    """The Databricks runtime version when running on Databricks (DATABRICKS_RUNTIME_VERSION), else None."""
+    return os.environ.get(DATABRICKS_RUNTIME_ENV) or None
+
+
+def _databricks_session(app_name: str) -> SparkSession:
+    """The cluster's session: the active one, else the one the runtime's launcher started (getOrCreate with
+    no master, no jars, no interpreter pinning: it attaches to the running JVM and never starts one)."""
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        return session
+    return SparkSession.builder.appName(app_name).getOrCreate()
+
+
 def _session_is_provided() -> bool:
     """True when someone else owns the JVM: an active session, or a driver started by spark-submit."""
     if SparkSession.getActiveSession() is not None:
@@ -88,8 +104,13 @@ def get_or_create_session(
 
     Only a local session this function creates gets this interpreter as its workers' Python: a session or
     cluster that was given (spark-submit, Databricks, a standalone/YARN/Kubernetes master) keeps the
-    interpreter its owner chose, whose path may not exist on the executors' hosts."""
-    if _session_is_provided():
+    interpreter its owner chose, whose path may not exist on the executors' hosts.
+
+    On Databricks (DATABRICKS_RUNTIME_VERSION set) the cluster's session is used, explicitly: `master` and
+    `extra_conf` are ignored and no local session is ever built there."""
+    if databricks_runtime():
+        session = _databricks_session(app_name)
+    elif _session_is_provided():
         session = SparkSession.builder.appName(app_name).getOrCreate()
     else:
         pin_local_python(master or DEFAULT_MASTER)

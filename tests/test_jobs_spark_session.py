@@ -58,3 +58,70 @@ def test_a_given_interpreter_is_never_replaced(monkeypatch):
     monkeypatch.setenv("PYSPARK_PYTHON", "/opt/cluster/python")
     spark_module.pin_local_python("local[2]")
     assert spark_module.os.environ["PYSPARK_PYTHON"] == "/opt/cluster/python"
+
+
+class _FakeConf:
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def set(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+
+class _FakeSession:
+    def __init__(self) -> None:
+        self.conf = _FakeConf()
+
+
+class _FakeBuilder:
+    """Records what a builder was asked for; getOrCreate returns the 'cluster's' session."""
+
+    def __init__(self, session: _FakeSession) -> None:
+        self.session, self.calls = session, []
+
+    def __getattr__(self, name):
+        def record(*args):
+            self.calls.append((name, args))
+            return self
+
+        return record
+
+    def getOrCreate(self):  # noqa: N802 - pyspark's name
+        self.calls.append(("getOrCreate", ()))
+        return self.session
+
+
+@pytest.mark.parametrize("active", [True, False])
+def test_on_databricks_the_clusters_session_is_used_and_no_local_one_is_built(monkeypatch, active):
+    """DATABRICKS_RUNTIME_VERSION set: the active session (or the runtime's, through a builder given no
+    master, jars or conf), never a local one: no Delta jars looked up, no interpreter pinned."""
+    cluster_session = _FakeSession()
+    builder = _FakeBuilder(cluster_session)
+
+    class FakeSparkSession:
+        getActiveSession = staticmethod(lambda: cluster_session if active else None)  # noqa: N815
+
+    FakeSparkSession.builder = builder
+    monkeypatch.setattr(spark_module, "SparkSession", FakeSparkSession)
+    monkeypatch.setenv(spark_module.DATABRICKS_RUNTIME_ENV, "17.3")
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    monkeypatch.delenv("PYSPARK_DRIVER_PYTHON", raising=False)
+    monkeypatch.setattr(spark_module, "delta_jars", lambda: pytest.fail("looked up local Delta jars"))
+
+    session = spark_module.get_or_create_session(
+        "fleet-assignor-plan", master="local[4]", extra_conf={"a": "b"}
+    )
+    assert session is cluster_session
+    assert spark_module.databricks_runtime() == "17.3"
+    assert "PYSPARK_PYTHON" not in spark_module.os.environ
+    names = [name for name, _ in builder.calls]
+    assert names == ([] if active else ["appName", "getOrCreate"]), builder.calls
+    assert cluster_session.conf.values == spark_module.RUNTIME_SETTINGS
+
+
+def test_off_databricks_the_runtime_is_not_detected(monkeypatch):
+    monkeypatch.delenv(spark_module.DATABRICKS_RUNTIME_ENV, raising=False)
+    assert spark_module.databricks_runtime() is None
+    monkeypatch.setenv(spark_module.DATABRICKS_RUNTIME_ENV, "")
+    assert spark_module.databricks_runtime() is None

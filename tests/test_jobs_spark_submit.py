@@ -5,33 +5,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from fleet_assignor.jobs.fleet_tables import read_complete, scenario_table_rows, write_input_tables
 from fleet_assignor.jobs.spark import DELTA_CATALOG, DELTA_EXTENSION, delta_jars
+from fleet_assignor.jobs.standalone_spark import package_zip
 
 pytestmark = pytest.mark.spark
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("assignor", "jobs", "schemas")
-
-
-def _zip_packages(target: Path) -> Path:
-    """The package as --py-files ships it: `fleet_assignor/` (the repo root's __init__.py) with the three
-    packages the job needs and the job's default conf, laid out as in the wheel."""
-    with zipfile.ZipFile(target, "w") as archive:
-        archive.write(REPO / "__init__.py", "fleet_assignor/__init__.py")
-        archive.write(REPO / "conf" / "defaults.toml", "fleet_assignor/conf/defaults.toml")
-        for package in PACKAGES:
-            for path in sorted((REPO / package).rglob("*.py")):
-                archive.write(path, "fleet_assignor/" + path.relative_to(REPO).as_posix())
-    return target
 
 
 def _python_without_our_packages(root: Path) -> str:
@@ -51,7 +39,7 @@ def _python_without_our_packages(root: Path) -> str:
 def test_spark_submit_runs_the_job_from_py_files(spark, scenarios_dir, tmp_path):
     example = json.loads((scenarios_dir / "example-003.json").read_text())
     write_input_tables(spark, str(tmp_path / "in"), scenario_table_rows(example, "submitted-app"))
-    archive = _zip_packages(tmp_path / "fleet_assignor.zip")
+    archive = package_zip(tmp_path / "fleet_assignor.zip")
     python = _python_without_our_packages(tmp_path / "py")
     probe = subprocess.run([python, "-c", "import fleet_assignor.jobs"], capture_output=True, cwd=tmp_path)
     assert probe.returncode != 0  # the job must come from --py-files
@@ -64,6 +52,7 @@ def test_spark_submit_runs_the_job_from_py_files(spark, scenarios_dir, tmp_path)
     command = [
         str(Path(sys.executable).parent / "spark-submit"),
         "--master", "local[2]",
+        "--driver-java-options", f"-Dlog4j2.configurationFile={REPO / 'conf' / 'log4j2.properties'}",
         "--jars", ",".join(delta_jars()),
         "--conf", f"spark.sql.extensions={DELTA_EXTENSION}",
         "--conf", f"spark.sql.catalog.spark_catalog={DELTA_CATALOG}",
@@ -81,6 +70,13 @@ def test_spark_submit_runs_the_job_from_py_files(spark, scenarios_dir, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "run submitted COMPLETE" in done.stdout
     assert "1 OK" in done.stdout
+    # conf/log4j2.properties: Spark's JVM at WARN (none of its INFO lines, "Running Spark version ..."),
+    # the job's own Python logging untouched (its INFO progress lines are there).
+    spark_info = [line for line in done.stderr.splitlines() if re.match(r"\d\d/\d\d/\d\d [\d:]+ INFO ", line)]
+    assert not spark_info, spark_info[:5]
+    assert "Running Spark version" not in done.stderr
+    # spark-submit's PythonRunner merges the Python driver's stderr into its own stdout (redirectErrorStream).
+    assert re.search(r"fleet_assignor\.job INFO planned 1 applications", done.stdout), done.stdout[-3000:]
 
     results = read_complete(spark, str(tmp_path / "out"), "assignment_results").collect()
     assert [(r["app_id"], r["status"]) for r in results] == [("submitted-app", "OK")]

@@ -37,8 +37,18 @@ def test_the_wheel_has_one_top_level_package_and_ships_its_defaults(wheel):
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"fleet_assignor"}
     assert "fleet_assignor/conf/defaults.toml" in names
+    assert "fleet_assignor/conf/log4j2.properties" in names
     assert "fleet_assignor/jobs/spark_submit_main.py" in names
     assert not [n for n in names if n.startswith("fleet_assignor/tests/")]
+
+
+def test_the_wheel_ships_the_spark_submit_log4j2_config_as_in_the_repo(wheel):
+    """`-Dlog4j2.configurationFile=<site-packages>/fleet_assignor/conf/log4j2.properties` works from an
+    installed wheel: the file is there, byte for byte the repository's."""
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = archive.read("fleet_assignor/conf/log4j2.properties")
+    assert shipped == (REPO / "conf" / "log4j2.properties").read_bytes()
+    assert b"rootLogger.level = warn" in shipped
 
 
 def test_spark_and_delta_are_only_in_the_local_extra(wheel):
