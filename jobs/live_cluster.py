@@ -181,7 +181,10 @@ class KafkaCluster:
         ports = free_ports(2 * n)
         self.ports, controller_ports = ports[:n], ports[n:]
         voters = ",".join(f"{i + 1}@127.0.0.1:{controller_ports[i]}" for i in range(n))
-        self.cluster_uuid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        # Like Kafka's Uuid.randomUuid(): never a leading "-" (the storage tool would read it as an option).
+        self.cluster_uuid = "-"
+        while self.cluster_uuid.startswith("-"):
+            self.cluster_uuid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         for index in range(n):
             node_dir = self.work_dir / f"node-{index + 1}"
             node_dir.mkdir(parents=True, exist_ok=True)
