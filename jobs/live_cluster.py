@@ -263,6 +263,7 @@ class DemoApp:
         partitions: int = 4,
         produce: int = 0,
         rack_aware_tags: str | None = None,
+        source_table: bool = False,
         heap: str = "-Xmx256m",
     ) -> None:
         check_built()
@@ -283,6 +284,8 @@ class DemoApp:
         }
         if rack_aware_tags:
             args["rack-aware-tags"] = rack_aware_tags
+        if source_table:
+            args["source-table"] = "true"
         command = [
             java_executable(),
             heap,
@@ -359,6 +362,15 @@ class DemoApp:
         """Each instance's state, rack and per-thread consumer client id and tasks (None once stopped)."""
         self.send("threads")
         return self.wait_event("threads", timeout_s)["instances"]
+
+    def hold(self, timeout_s: float = 30.0) -> None:
+        """Block the source table's forwarding (--source-table): its stream threads stop committing."""
+        self.send("hold")
+        self.wait_event("hold", timeout_s)
+
+    def release(self, timeout_s: float = 30.0) -> None:
+        self.send("release")
+        self.wait_event("release", timeout_s)
 
     def stop_instance(self, index: int, timeout_s: float = 60.0) -> None:
         self.send(f"stop {index}")
