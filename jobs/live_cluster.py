@@ -264,6 +264,7 @@ class DemoApp:
         produce: int = 0,
         rack_aware_tags: str | None = None,
         source_table: bool = False,
+        plain_consumers: Sequence[str] = (),
         heap: str = "-Xmx256m",
     ) -> None:
         check_built()
@@ -286,6 +287,8 @@ class DemoApp:
             args["rack-aware-tags"] = rack_aware_tags
         if source_table:
             args["source-table"] = "true"
+        if plain_consumers:
+            args["plain-consumers"] = ",".join(plain_consumers)
         command = [
             java_executable(),
             heap,

@@ -389,6 +389,9 @@ def streams_group_clients(group: Mapping[str, Any]) -> tuple[list[dict], list[di
 
 def _check_classic(group: Mapping[str, Any]) -> None:
     state = group.get("state")
+    protocol = group.get("protocol")
+    if protocol and protocol != "stream":  # said first: a plain consumer group may also be rebalancing
+        raise _Skip(f"not a Kafka Streams group (assignor protocol {protocol!r})")
     if state in ("Empty", "Dead") or not group.get("members"):
         raise _Skip(f"empty group (state {state}, no members)")
     if state != "Stable":

@@ -22,12 +22,15 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
@@ -54,10 +57,13 @@ import org.apache.kafka.streams.ThreadMetadata;
  * (the stream thread stops processing and committing, so the committed offsets of "<app>.profiles" stay
  * behind its log end) until "release".
  *
+ * --plain-consumers classic,consumer starts, in the same JVM, one plain KafkaConsumer (no Kafka Streams)
+ * per listed group protocol, in group "<app>-plain-<protocol>", polling "<app>.words".
+ *
  * Arguments: --app-id ID --bootstrap HOST:PORT [--protocol classic|streams] [--instances N]
  * [--racks r1,r2,..] [--standbys N] [--threads N] [--state-dir DIR] [--partitions N] [--produce N]
- * [--rack-aware-tags zone] [--source-table true]. Instance i gets client.rack = racks[i % len],
- * client.tag.zone = that rack and client.tag.instance = i<i>.
+ * [--rack-aware-tags zone] [--source-table true] [--plain-consumers classic,consumer]. Instance i gets
+ * client.rack = racks[i % len], client.tag.zone = that rack and client.tag.instance = i<i>.
  *
  * Prints one JSON line per event on stdout ({"event": "state" | "threads" | "stopped" | "produced" ...});
  * reads commands from stdin: "stop I", "produce N", "threads" (prints each instance's consumer client ids),
@@ -71,6 +77,8 @@ public final class DemoApp {
     private final String bootstrap;
     private final List<KafkaStreams> instances = new ArrayList<>();
     private final List<String> racks;
+    private final List<KafkaConsumer<String, String>> plainConsumers = new ArrayList<>();
+    private final List<Thread> plainThreads = new ArrayList<>();
     private static volatile boolean hold;
 
     private DemoApp(Map<String, String> args) {
@@ -308,8 +316,43 @@ public final class DemoApp {
         emit("{\"event\":\"stopped\",\"instance\":" + index + "}");
     }
 
+    void startPlainConsumer(String protocol) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, appId + "-plain-" + protocol);
+        props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props);
+        consumer.subscribe(List.of(words()));
+        Thread thread = new Thread(() -> {
+            try {
+                while (true) {
+                    consumer.poll(Duration.ofMillis(500));
+                }
+            } catch (WakeupException e) {
+                // closing
+            } finally {
+                consumer.close(Duration.ofSeconds(5));
+            }
+        }, "plain-consumer-" + protocol);
+        thread.setDaemon(true);
+        thread.start();
+        plainConsumers.add(consumer);
+        plainThreads.add(thread);
+    }
+
     void closeAll() {
         hold = false;
+        plainConsumers.forEach(KafkaConsumer::wakeup);
+        for (Thread thread : plainThreads) {
+            try {
+                thread.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         for (int i = 0; i < instances.size(); i++) {
             if (instances.get(i) != null) {
                 instances.get(i).close(Duration.ofSeconds(20));
@@ -327,6 +370,11 @@ public final class DemoApp {
         int count = Integer.parseInt(args.getOrDefault("instances", "1"));
         for (int i = 0; i < count; i++) {
             start(i);
+        }
+        for (String protocol : args.getOrDefault("plain-consumers", "").split(",")) {
+            if (!protocol.isEmpty()) {
+                startPlainConsumer(protocol);
+            }
         }
         emit("{\"event\":\"started\",\"instances\":" + count + "}");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
