@@ -181,7 +181,10 @@ class KafkaCluster:
         ports = free_ports(2 * n)
         self.ports, controller_ports = ports[:n], ports[n:]
         voters = ",".join(f"{i + 1}@127.0.0.1:{controller_ports[i]}" for i in range(n))
-        self.cluster_uuid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        # Like Kafka's Uuid.randomUuid(): never a leading "-" (the storage tool would read it as an option).
+        self.cluster_uuid = "-"
+        while self.cluster_uuid.startswith("-"):
+            self.cluster_uuid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         for index in range(n):
             node_dir = self.work_dir / f"node-{index + 1}"
             node_dir.mkdir(parents=True, exist_ok=True)
@@ -260,6 +263,8 @@ class DemoApp:
         partitions: int = 4,
         produce: int = 0,
         rack_aware_tags: str | None = None,
+        source_table: bool = False,
+        plain_consumers: Sequence[str] = (),
         heap: str = "-Xmx256m",
     ) -> None:
         check_built()
@@ -280,6 +285,10 @@ class DemoApp:
         }
         if rack_aware_tags:
             args["rack-aware-tags"] = rack_aware_tags
+        if source_table:
+            args["source-table"] = "true"
+        if plain_consumers:
+            args["plain-consumers"] = ",".join(plain_consumers)
         command = [
             java_executable(),
             heap,
@@ -356,6 +365,15 @@ class DemoApp:
         """Each instance's state, rack and per-thread consumer client id and tasks (None once stopped)."""
         self.send("threads")
         return self.wait_event("threads", timeout_s)["instances"]
+
+    def hold(self, timeout_s: float = 30.0) -> None:
+        """Block the source table's forwarding (--source-table): its stream threads stop committing."""
+        self.send("hold")
+        self.wait_event("hold", timeout_s)
+
+    def release(self, timeout_s: float = 30.0) -> None:
+        self.send("release")
+        self.wait_event("release", timeout_s)
 
     def stop_instance(self, index: int, timeout_s: float = 60.0) -> None:
         self.send(f"stop {index}")

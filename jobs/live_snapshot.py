@@ -18,8 +18,12 @@ What each table gets, per collected group (one Kafka Streams application, app_id
   the one subtopology that can own it (task count = its partition count, and stateful: it has standbys or
   reported offset sums, when that is known). When more than one subtopology fits, ``--app-configs`` must
   say (``"changelogs": {"<topic>": "<subtopology>"}``); otherwise the group is skipped with that reason.
+  A source topic used as a changelog (a table read with ``topology.optimization=all``) has no such name:
+  ``--app-configs`` names it the same way (a source topic of that subtopology). Streams groups list it in
+  their topology's changelog topics themselves.
 * ``changelog_end_offsets``: the brokers' log-end offsets (list offsets, latest) of those changelog
-  partitions.
+  partitions; for a changelog partition that is a source topic of the application, the group's committed
+  offset of that partition instead (0 when it has none), as Kafka Streams' own lag computation does.
 * ``partition_racks``: every partition of every topic the collected groups use, with the racks of the
   brokers holding its replicas (unknown when a broker has no rack).
 * ``applications``: streams groups' own group configs (``streams.num.standby.replicas``,
@@ -260,6 +264,14 @@ def classic_group_tasks(
     configured = dict(configs.get("changelogs") or {})
     changelog_subs: dict[str, str] = {}
     warnings = []
+    named = set(group.get("changelog_topics", []))
+    for topic, sub in sorted(configured.items()):
+        # A source topic used as changelog: the named subtopology must read it.
+        if topic in named or topic not in subscribed:
+            continue
+        if not any(t == topic for task in tasks_by_sub.get(sub, []) for t, _ in sources[task]):
+            raise _Skip(f"--app-configs changelogs: source topic {topic} is not read by subtopology {sub!r}")
+        changelog_subs[topic] = sub
     for topic in group.get("changelog_topics", []):
         if topic in configured:
             if configured[topic] not in tasks_by_sub:
@@ -377,6 +389,9 @@ def streams_group_clients(group: Mapping[str, Any]) -> tuple[list[dict], list[di
 
 def _check_classic(group: Mapping[str, Any]) -> None:
     state = group.get("state")
+    protocol = group.get("protocol")
+    if protocol and protocol != "stream":  # said first: a plain consumer group may also be rebalancing
+        raise _Skip(f"not a Kafka Streams group (assignor protocol {protocol!r})")
     if state in ("Empty", "Dead") or not group.get("members"):
         raise _Skip(f"empty group (state {state}, no members)")
     if state != "Stable":
@@ -501,8 +516,16 @@ def snapshot_rows(
             sorted(offsets, key=lambda r: (r["consumer_client_id"], _sort_key(r["task_id"])))
         )
         changelogs = sorted({(c["topic"], c["partition"]) for t in tasks for c in t["changelog_partitions"]})
+        source_topics = {s["topic"] for t in tasks for s in t["source_partitions"]}
+        committed = group.get("committed_offsets", {})
         for topic, partition in changelogs:
-            end = ends.get(topic, {}).get(str(partition))
+            if topic not in source_topics:
+                end = ends.get(topic, {}).get(str(partition))
+            elif "committed_offsets_error" in group:
+                end = None
+            else:
+                # A source topic used as changelog: its committed offset (none committed yet: 0).
+                end = committed.get(topic, {}).get(str(partition), 0)
             if end is None:
                 warnings.append(f"{app_id}: no end offset for {topic}-{partition}: lags unknown")
                 continue

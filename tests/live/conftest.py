@@ -13,6 +13,8 @@ from fleet_assignor.jobs.live_cluster import DemoApp, KafkaCluster
 CLASSIC_APP = "live-classic"
 STREAMS_APP = "live-streams"
 APP_RACKS = ("rack-a", "rack-b", "rack-c")
+# Plain consumer groups (no Kafka Streams) next to the classic application: group protocol -> group id.
+PLAIN_GROUPS = {"classic": f"{CLASSIC_APP}-plain-classic", "consumer": f"{CLASSIC_APP}-plain-consumer"}
 
 
 def wait_stable(bootstrap: str, app_id: str, members: int, timeout_s: float = 120.0, app_configs=None):
@@ -62,8 +64,18 @@ def _app(kafka_cluster, tmp_path_factory, app_id: str, **kwargs):
 
 @pytest.fixture(scope="session")
 def classic_app(kafka_cluster, tmp_path_factory):
-    """Classic protocol (Streams' own assignor, HighAvailabilityTaskAssignor): 3 instances, 1 standby."""
-    app = _app(kafka_cluster, tmp_path_factory, CLASSIC_APP, instances=3, standbys=1, produce=3000)
+    """Classic protocol (Streams' own assignor, HighAvailabilityTaskAssignor): 3 instances, 1 standby.
+    The same JVM runs two plain KafkaConsumers (no Kafka Streams), groups PLAIN_GROUPS, one per group
+    protocol."""
+    app = _app(
+        kafka_cluster,
+        tmp_path_factory,
+        CLASSIC_APP,
+        instances=3,
+        standbys=1,
+        produce=3000,
+        plain_consumers=tuple(PLAIN_GROUPS),
+    )
     yield app
     app.stop()
 

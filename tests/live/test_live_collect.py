@@ -21,7 +21,7 @@ from fleet_assignor.jobs.live_snapshot import STREAMS_GROUP_CONFIGS
 from fleet_assignor.jobs.plan_assignments import run_job
 from fleet_assignor.jobs.tables_io import read_inputs
 from fleet_assignor.schemas.tables import INPUT_TABLES
-from tests.live.conftest import APP_RACKS, CLASSIC_APP, STREAMS_APP, wait_stable
+from tests.live.conftest import APP_RACKS, CLASSIC_APP, PLAIN_GROUPS, STREAMS_APP, wait_stable
 
 pytestmark = [pytest.mark.kafka_live, pytest.mark.spark]
 
@@ -88,6 +88,21 @@ def test_collected_tables_pass_the_schema_and_input_checks(spark, live):
     assert live["summary"].statuses.get("INVALID_INPUT", 0) == 0
     runs = _read(spark, live["plan_out"], "runs").where(F.col("run_id") == "live-1").first()
     assert dict(runs["input_versions"]) == result.versions
+
+
+def test_plain_consumer_groups_are_skipped_and_the_streams_groups_collected(live):
+    """Real KafkaConsumer groups on the broker (no Kafka Streams), on either group protocol, are reported as
+    skipped with the reason, and the same collect still collects both Streams applications."""
+    rows = live["result"].rows
+    skipped = {s.group_id: s.reason for s in rows.skipped}
+    # A classic consumer group: DescribeGroups says its assignor (the consumer's default, range).
+    assert skipped[PLAIN_GROUPS["classic"]] == "not a Kafka Streams group (assignor protocol 'range')"
+    # A KIP-848 consumer group: the group listing says its type.
+    assert skipped[PLAIN_GROUPS["consumer"]].startswith("not a Kafka Streams group (group type Consumer"), (
+        skipped
+    )
+    assert {CLASSIC_APP, STREAMS_APP} <= set(rows.collected)
+    assert not set(PLAIN_GROUPS.values()) & {r["app_id"] for r in rows.tables["applications"]}
 
 
 def test_collect_snapshot_is_one_new_version_per_table(spark, live, kafka_cluster):

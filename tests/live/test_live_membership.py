@@ -1,7 +1,8 @@
 """Membership change on a live classic-protocol application: stop one instance, collect again, and compare
 what Kafka's assignor did live with what we planned from the snapshot before (the differences are printed:
 Kafka planned with the lags the clients reported at that rebalance, which the earlier snapshot cannot
-hold)."""
+hold). The plan on the new snapshot is the Spark job's (`plan_assignments.run_job` on the collected
+tables)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import pytest
 from fleet_assignor.assignor.planner import plan_scenario
 from fleet_assignor.explore.tables import load_scenarios, scenarios_from_tables
 from fleet_assignor.jobs.collect import collect
+from fleet_assignor.jobs.config import JobConfig
 from fleet_assignor.jobs.live_cluster import DemoApp
+from fleet_assignor.jobs.plan_assignments import run_job
 from tests.live.conftest import APP_RACKS, wait_stable
 
 pytestmark = [pytest.mark.kafka_live, pytest.mark.spark]
@@ -37,6 +40,11 @@ def _live(scenario: dict) -> dict[str, tuple[list[str], list[str]]]:
 
 def _planned(result: dict) -> dict[str, tuple[list[str], list[str]]]:
     return {a["process_id"]: (sorted(a["active"]), sorted(a["standby"])) for a in result["assignment"]}
+
+
+def _job_planned(spark, plan_out: str) -> dict[str, tuple[list[str], list[str]]]:
+    rows = spark.read.format("delta").load(f"{plan_out}/client_assignments").where(f"app_id = '{APP}'")
+    return {r["process_id"]: (sorted(r["active_tasks"]), sorted(r["standby_tasks"])) for r in rows.collect()}
 
 
 def _differences(live: dict, planned: dict) -> list[str]:
@@ -93,13 +101,31 @@ def test_stop_one_instance_then_collect_shows_the_new_membership(spark, kafka_cl
         print(f"\n{APP}: Kafka's live rebalance after the stop vs our plan from the snapshot before it:")
         print("\n".join(diff) or "  identical")
 
-        # Our plan on the new snapshot, then the next settled snapshot's live assignment compared with it.
-        plan_after = plan_scenario(after, now_ms=NOW_MS)
-        assert plan_after["status"] == "OK"
+        # The Spark job's plan on the collected tables, then the next settled snapshot's live assignment
+        # compared with it.
+        plan_out = str(tmp_path_factory.mktemp("churn-plan"))
+        config = JobConfig(
+            input_path=out,
+            output_path=plan_out,
+            run_id="churn-1",
+            planned_at_ms=NOW_MS,
+            as_of_versions=dict(result.versions),
+        )
+        run_job(spark, config)
+        (job_row,) = (
+            spark.read.format("delta")
+            .load(f"{plan_out}/assignment_results")
+            .where(f"app_id = '{APP}'")
+            .collect()
+        )
+        assert job_row["status"] == "OK", job_row["error_detail"]
+        plan_after = _job_planned(spark, plan_out)
+        assert set(plan_after) == pids_after
+        assert sorted(t for a, _ in plan_after.values() for t in a) == all_tasks
         _, settled = wait_stable(kafka_cluster.bootstrap, APP, 2)
-        diff = _differences(_live(_scenario(settled)), _planned(plan_after))
-        print(f"{APP}: next settled snapshot vs our plan made before it:")
+        diff = _differences(_live(_scenario(settled)), plan_after)
+        print(f"{APP}: next settled snapshot vs the Spark job's plan made before it:")
         print("\n".join(diff) or "  identical")
-        print(f"{APP}: our plan on the new snapshot moves {plan_after['metrics']['active_moves']} actives")
+        print(f"{APP}: the job's plan on the new snapshot moves {job_row['active_moves']} actives")
     finally:
         app.stop()

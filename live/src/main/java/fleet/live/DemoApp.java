@@ -22,12 +22,15 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
@@ -48,16 +51,24 @@ import org.apache.kafka.streams.ThreadMetadata;
  * Topology (three subtopologies): "<app>.words" re-keyed by value (stateless, writes a repartition topic);
  * the repartitioned words counted into the logged store "counts" (stateful, changelog
  * "<app>-counts-changelog"), results to "<app>.counts"; "<app>.clicks" filtered to "<app>.clicks-out"
- * (stateless, its own source).
+ * (stateless, its own source). With --source-table true a fourth: "<app>.profiles" read as a table into the
+ * store "profiles" with topology.optimization=all, so the source topic is the store's changelog (no
+ * "-changelog" topic), forwarded to "<app>.profiles-out"; the command "hold" makes that forwarding block
+ * (the stream thread stops processing and committing, so the committed offsets of "<app>.profiles" stay
+ * behind its log end) until "release".
+ *
+ * --plain-consumers classic,consumer starts, in the same JVM, one plain KafkaConsumer (no Kafka Streams)
+ * per listed group protocol, in group "<app>-plain-<protocol>", polling "<app>.words".
  *
  * Arguments: --app-id ID --bootstrap HOST:PORT [--protocol classic|streams] [--instances N]
  * [--racks r1,r2,..] [--standbys N] [--threads N] [--state-dir DIR] [--partitions N] [--produce N]
- * [--rack-aware-tags zone]. Instance i gets client.rack = racks[i % len], client.tag.zone = that rack and
- * client.tag.instance = i<i>.
+ * [--rack-aware-tags zone] [--source-table true] [--plain-consumers classic,consumer]. Instance i gets
+ * client.rack = racks[i % len], client.tag.zone = that rack and client.tag.instance = i<i>.
  *
  * Prints one JSON line per event on stdout ({"event": "state" | "threads" | "stopped" | "produced" ...});
  * reads commands from stdin: "stop I", "produce N", "threads" (prints each instance's consumer client ids),
- * "quit". End of stdin closes every instance and exits, so the application never outlives its parent.
+ * "hold", "release", "quit". End of stdin closes every instance and exits, so the application never
+ * outlives its parent.
  */
 public final class DemoApp {
 
@@ -66,6 +77,9 @@ public final class DemoApp {
     private final String bootstrap;
     private final List<KafkaStreams> instances = new ArrayList<>();
     private final List<String> racks;
+    private final List<KafkaConsumer<String, String>> plainConsumers = new ArrayList<>();
+    private final List<Thread> plainThreads = new ArrayList<>();
+    private static volatile boolean hold;
 
     private DemoApp(Map<String, String> args) {
         this.args = args;
@@ -110,7 +124,26 @@ public final class DemoApp {
         return appId + ".clicks";
     }
 
-    Topology topology() {
+    String profiles() {
+        return appId + ".profiles";
+    }
+
+    boolean sourceTable() {
+        return Boolean.parseBoolean(args.getOrDefault("source-table", "false"));
+    }
+
+    static void awaitRelease() {
+        while (hold) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    Topology topology(Properties props) {
         StreamsBuilder builder = new StreamsBuilder();
         KStream<String, String> words = builder.stream(words());
         words.groupBy((key, value) -> value, Grouped.with("by-word", Serdes.String(), Serdes.String()))
@@ -121,7 +154,14 @@ public final class DemoApp {
             .filter((key, value) -> value != null && !value.isEmpty())
             .mapValues(value -> value.toUpperCase(Locale.ROOT))
             .to(appId + ".clicks-out");
-        return builder.build();
+        if (sourceTable()) {
+            // With topology.optimization=all the table's store uses its source topic as changelog.
+            builder.table(profiles(), Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("profiles"))
+                .toStream()
+                .peek((key, value) -> awaitRelease())
+                .to(appId + ".profiles-out");
+        }
+        return builder.build(props);
     }
 
     Properties adminProps() {
@@ -135,11 +175,16 @@ public final class DemoApp {
         try (Admin admin = Admin.create(adminProps())) {
             // The broker's default replication factor (so a multi-broker test spreads replicas over racks).
             Optional<Short> rf = Optional.empty();
-            for (NewTopic topic : List.of(
-                    new NewTopic(words(), Optional.of(partitions), rf),
-                    new NewTopic(clicks(), Optional.of(Math.max(1, partitions - 1)), rf),
-                    new NewTopic(appId + ".counts", Optional.of(partitions), rf),
-                    new NewTopic(appId + ".clicks-out", Optional.of(1), rf))) {
+            List<NewTopic> topics = new ArrayList<>(List.of(
+                new NewTopic(words(), Optional.of(partitions), rf),
+                new NewTopic(clicks(), Optional.of(Math.max(1, partitions - 1)), rf),
+                new NewTopic(appId + ".counts", Optional.of(partitions), rf),
+                new NewTopic(appId + ".clicks-out", Optional.of(1), rf)));
+            if (sourceTable()) {
+                topics.add(new NewTopic(profiles(), Optional.of(partitions), rf));
+                topics.add(new NewTopic(appId + ".profiles-out", Optional.of(1), rf));
+            }
+            for (NewTopic topic : topics) {
                 try {
                     admin.createTopics(List.of(topic)).all().get();
                 } catch (ExecutionException e) {
@@ -178,6 +223,9 @@ public final class DemoApp {
                 String key = "k" + i;
                 producer.send(new ProducerRecord<>(words(), key, "w" + (i * 7919 % 997)));
                 producer.send(new ProducerRecord<>(clicks(), key, (i % 5 == 0) ? "" : "c" + i));
+                if (sourceTable()) {
+                    producer.send(new ProducerRecord<>(profiles(), "p" + (i % 101), "v" + i));
+                }
             }
             producer.flush();
         }
@@ -215,11 +263,15 @@ public final class DemoApp {
             props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), "1000");
         }
         props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, args.getOrDefault("replication-factor", "-1"));
+        if (sourceTable()) {
+            props.put(StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG, StreamsConfig.OPTIMIZE);
+        }
         return props;
     }
 
     void start(int index) {
-        KafkaStreams streams = new KafkaStreams(topology(), streamsProps(index));
+        Properties props = streamsProps(index);
+        KafkaStreams streams = new KafkaStreams(topology(props), props);
         streams.setStateListener((newState, oldState) -> emit("{\"event\":\"state\",\"instance\":" + index
             + ",\"state\":" + quote(newState.name()) + "}"));
         streams.start();
@@ -264,7 +316,43 @@ public final class DemoApp {
         emit("{\"event\":\"stopped\",\"instance\":" + index + "}");
     }
 
+    void startPlainConsumer(String protocol) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, appId + "-plain-" + protocol);
+        props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props);
+        consumer.subscribe(List.of(words()));
+        Thread thread = new Thread(() -> {
+            try {
+                while (true) {
+                    consumer.poll(Duration.ofMillis(500));
+                }
+            } catch (WakeupException e) {
+                // closing
+            } finally {
+                consumer.close(Duration.ofSeconds(5));
+            }
+        }, "plain-consumer-" + protocol);
+        thread.setDaemon(true);
+        thread.start();
+        plainConsumers.add(consumer);
+        plainThreads.add(thread);
+    }
+
     void closeAll() {
+        hold = false;
+        plainConsumers.forEach(KafkaConsumer::wakeup);
+        for (Thread thread : plainThreads) {
+            try {
+                thread.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         for (int i = 0; i < instances.size(); i++) {
             if (instances.get(i) != null) {
                 instances.get(i).close(Duration.ofSeconds(20));
@@ -283,6 +371,11 @@ public final class DemoApp {
         for (int i = 0; i < count; i++) {
             start(i);
         }
+        for (String protocol : args.getOrDefault("plain-consumers", "").split(",")) {
+            if (!protocol.isEmpty()) {
+                startPlainConsumer(protocol);
+            }
+        }
         emit("{\"event\":\"started\",\"instances\":" + count + "}");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -292,6 +385,14 @@ public final class DemoApp {
                 case "stop" -> stop(Integer.parseInt(words[1]));
                 case "produce" -> produce(Integer.parseInt(words[1]));
                 case "threads" -> printThreads();
+                case "hold" -> {
+                    hold = true;
+                    emit("{\"event\":\"hold\"}");
+                }
+                case "release" -> {
+                    hold = false;
+                    emit("{\"event\":\"release\"}");
+                }
                 case "quit" -> {
                     closeAll();
                     emit("{\"event\":\"quit\"}");

@@ -37,8 +37,10 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.ListStreamsGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.StreamsGroupDescription;
@@ -46,6 +48,7 @@ import org.apache.kafka.clients.admin.StreamsGroupMemberAssignment;
 import org.apache.kafka.clients.admin.StreamsGroupMemberDescription;
 import org.apache.kafka.clients.admin.StreamsGroupSubtopologyDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.KafkaFuture;
@@ -72,9 +75,9 @@ import org.apache.kafka.streams.processor.internals.assignment.SubscriptionInfo;
  * (the `fleet-assignor collect` reading side; Python turns it into the six input tables).
  *
  * Read-only: it lists and describes groups, describes topics, the cluster and group configs, and lists end
- * offsets. Streams groups (KIP-1071) come from Admin#describeStreamsGroups. For classic groups, whose member
- * metadata the Admin API does not return, it sends DescribeGroups itself to the group coordinator (found by
- * Admin#describeClassicGroups) over a Kafka NetworkClient built from the same client properties (so TLS and
+ * offsets and the groups' committed offsets. Streams groups (KIP-1071) come from
+ * Admin#describeStreamsGroups. For classic groups, whose member metadata the Admin API does not return, it
+ * sends DescribeGroups itself to the group coordinator (found by Admin#describeClassicGroups) over a Kafka NetworkClient built from the same client properties (so TLS and
  * SASL settings apply), and decodes the bytes with Kafka's own ConsumerProtocol, SubscriptionInfo and
  * AssignmentInfo.
  *
@@ -170,6 +173,7 @@ public final class Snapshot {
         Set<String> changelogs = new TreeSet<>();
         readStreamsGroups(streamsIds, byId, topics, changelogs);
         readClassicGroups(classicIds, byId, topics, changelogs);
+        readCommittedOffsets(streamsIds, classicIds, byId);
 
         ObjectNode topicsNode = out.putObject("topics");
         ArrayNode missing = out.putArray("missing_topics");
@@ -497,6 +501,52 @@ public final class Snapshot {
             });
         });
         return n;
+    }
+
+    // ---------------------------------------------------------------------------------- committed offsets
+
+    /**
+     * Each readable group's committed offsets ("committed_offsets": topic -> partition -> offset), all its
+     * partitions: the end offsets of a source topic used as a changelog are these (Kafka Streams' assignor
+     * computes such lags from the committed offsets too). Streams groups: Admin#listStreamsGroupOffsets;
+     * classic groups: Admin#listConsumerGroupOffsets.
+     */
+    void readCommittedOffsets(List<String> streamsIds, List<String> classicIds, Map<String, ObjectNode> byId) {
+        List<String> streams = streamsIds.stream().filter(id -> !byId.get(id).has("error")).toList();
+        List<String> classic = classicIds.stream().filter(id -> !byId.get(id).has("error")).toList();
+        Map<String, KafkaFuture<Map<TopicPartition, OffsetAndMetadata>>> futures = new HashMap<>();
+        if (!streams.isEmpty()) {
+            Map<String, ListStreamsGroupOffsetsSpec> specs = new HashMap<>();
+            streams.forEach(id -> specs.put(id, new ListStreamsGroupOffsetsSpec()));
+            var result = admin.listStreamsGroupOffsets(specs);
+            streams.forEach(id -> futures.put(id, result.partitionsToOffsetAndMetadata(id)));
+        }
+        if (!classic.isEmpty()) {
+            Map<String, ListConsumerGroupOffsetsSpec> specs = new HashMap<>();
+            classic.forEach(id -> specs.put(id, new ListConsumerGroupOffsetsSpec()));
+            var result = admin.listConsumerGroupOffsets(specs);
+            classic.forEach(id -> futures.put(id, result.partitionsToOffsetAndMetadata(id)));
+        }
+        for (Map.Entry<String, KafkaFuture<Map<TopicPartition, OffsetAndMetadata>>> entry
+                : new TreeMap<>(futures).entrySet()) {
+            ObjectNode g = byId.get(entry.getKey());
+            try {
+                Map<TopicPartition, OffsetAndMetadata> offsets = await(entry.getValue());
+                ObjectNode out = g.putObject("committed_offsets");
+                Map<String, Map<Integer, Long>> sorted = new TreeMap<>();
+                offsets.forEach((tp, om) -> {
+                    if (om != null) {
+                        sorted.computeIfAbsent(tp.topic(), k -> new TreeMap<>()).put(tp.partition(), om.offset());
+                    }
+                });
+                sorted.forEach((topic, parts) -> {
+                    ObjectNode t = out.putObject(topic);
+                    parts.forEach((p, o) -> t.put(Integer.toString(p), o));
+                });
+            } catch (Exception e) {
+                g.put("committed_offsets_error", "cannot list the group's committed offsets (" + reason(e) + ")");
+            }
+        }
     }
 
     // -------------------------------------------------------------------------------- topics and offsets
