@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+from pyspark.accumulators import Accumulator
 from pyspark.sql import DataFrame
 
 from fleet_assignor.jobs.plan_rows import COLUMNS, PlanSettings, failed_row, plan_application
@@ -93,30 +94,46 @@ def planned_table(pairs: Iterable[tuple[str, str]], settings: PlanSettings) -> p
     return pa.concat_tables(tables).combine_chunks()
 
 
-def pandas_function(settings: PlanSettings) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def pandas_function(
+    settings: PlanSettings, progress: Accumulator[int] | None = None
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
     def plan_group(frame: pd.DataFrame) -> pd.DataFrame:
         tune_worker_gc()
         # Through Arrow so that nullable ints and string lists keep their types.
-        return planned_table(zip(frame["app_id"], frame["scenario"]), settings).to_pandas()
+        planned = planned_table(zip(frame["app_id"], frame["scenario"]), settings).to_pandas()
+        if progress is not None:
+            progress.add(len(frame))
+        return planned
 
     return plan_group
 
 
-def arrow_function(settings: PlanSettings) -> Callable[[pa.Table], pa.Table]:
+def arrow_function(
+    settings: PlanSettings, progress: Accumulator[int] | None = None
+) -> Callable[[pa.Table], pa.Table]:
     def plan_group(table: pa.Table) -> pa.Table:
         tune_worker_gc()
         pairs = zip(table.column("app_id").to_pylist(), table.column("scenario").to_pylist())
-        return planned_table(pairs, settings)
+        planned = planned_table(pairs, settings)
+        if progress is not None:
+            progress.add(table.num_rows)
+        return planned
 
     return plan_group
 
 
-def plan_fleet(apps: DataFrame, settings: PlanSettings, kind: GroupedMapKind | str) -> DataFrame:
-    """apps: app_id, scenario (one row per application) -> PLANNED_ROWS."""
+def plan_fleet(
+    apps: DataFrame,
+    settings: PlanSettings,
+    kind: GroupedMapKind | str,
+    progress: Accumulator[int] | None = None,
+) -> DataFrame:
+    """apps: app_id, scenario (one row per application) -> PLANNED_ROWS. `progress` (an int accumulator)
+    counts the applications planned; Spark merges a task's counts when the task ends."""
     grouped = apps.groupBy("app_id")
     if GroupedMapKind.parse(kind) is GroupedMapKind.PANDAS:
-        return grouped.applyInPandas(pandas_function(settings), schema=PLANNED_ROWS)
-    return grouped.applyInArrow(arrow_function(settings), schema=PLANNED_ROWS)
+        return grouped.applyInPandas(pandas_function(settings, progress), schema=PLANNED_ROWS)
+    return grouped.applyInArrow(arrow_function(settings, progress), schema=PLANNED_ROWS)
 
 
 __all__ = [

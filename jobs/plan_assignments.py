@@ -15,9 +15,11 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from pyspark import StorageLevel
@@ -200,10 +202,15 @@ def run_job(
     )
 
     prepared = prepare_fleet(snapshot.frames)
+    total = prepared.app_ids.count()
+    log.info("shaping and planning %d applications (grouped map: %s)", total, config.grouped_map.value)
     settings = PlanSettings(
         now_ms=planned_at_ms, assignor=config.assignor, allowed_assignors=config.allowed_assignors
     )
-    planned = plan_fleet(prepared.apps, settings, config.grouped_map).persist(StorageLevel.MEMORY_AND_DISK)
+    progress = spark.sparkContext.accumulator(0)
+    planned = plan_fleet(prepared.apps, settings, config.grouped_map, progress).persist(
+        StorageLevel.MEMORY_AND_DISK
+    )
     writer = Writer.new(run_id)
     try:
         frames = output_frames(planned, run_id, planned_at_ms)
@@ -218,7 +225,8 @@ def run_job(
         # A rerun first withdraws its completion mark, so readers never see a half-replaced run.
         delete_run_rows(spark, config.output_location("runs"), writer)
         # The results first: it plans the fleet, and a failed attempt leaves its planning instant there.
-        write(RUN_TABLES[0])
+        with progress_lines(lambda: f"planning: {progress.value} of {total} applications planned"):
+            write(RUN_TABLES[0])
         # The others only read the persisted plan: written side by side, with the summary's reads of the
         # inputs, so that one table's Delta commit (driver work) overlaps another's Parquet writing.
         with ThreadPoolExecutor(max_workers=len(RUN_TABLES)) as pool:
@@ -257,6 +265,28 @@ def run_job(
         seconds=time.perf_counter() - started,
         **totals,
     )
+
+
+PROGRESS_INTERVAL_S = 30.0
+
+
+@contextmanager
+def progress_lines(line: Callable[[], str], interval_s: float | None = None) -> Iterator[None]:
+    """Log `line()` every `interval_s` seconds while the block runs (a long stage is never silent)."""
+    stop = threading.Event()
+    every = PROGRESS_INTERVAL_S if interval_s is None else interval_s
+
+    def report() -> None:
+        while not stop.wait(every):
+            log.info("%s", line())
+
+    reporter = threading.Thread(target=report, name="fleet-assignor-progress", daemon=True)
+    reporter.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        reporter.join()
 
 
 def _totals(results: DataFrame) -> dict:

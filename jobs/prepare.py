@@ -34,6 +34,7 @@ class PreparedFleet:
 
     apps: DataFrame  # app_id, scenario (JSON string)
     ignored_rows: DataFrame  # table, reason, rows
+    app_ids: DataFrame  # app_id of every planned application (cheap to count: two columns read)
     cached: tuple[DataFrame, ...] = ()
 
     def release(self) -> None:
@@ -617,7 +618,9 @@ def prepare_fleet(inputs: dict[str, DataFrame]) -> PreparedFleet:
         )
     )
     apps = per_app.select(APP, scenario.alias("scenario"))
-    return PreparedFleet(apps=apps, ignored_rows=ignored_rows(inputs, planned), cached=(details,))
+    return PreparedFleet(
+        apps=apps, ignored_rows=ignored_rows(inputs, planned), app_ids=planned, cached=(details,)
+    )
 
 
 def ignored_rows(inputs: dict[str, DataFrame], planned: DataFrame) -> DataFrame:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -34,6 +35,9 @@ LOCAL_DEFAULTS: dict[str, str] = {
     # The job's plan has ~80 code-generated stages: with Spark's default cache of 100 classes a second run
     # in the same session compiles them all again (Janino, then the JIT), which costs more than running them.
     "spark.sql.codegen.cache.maxEntries": "2000",
+    # Spark creates its warehouse directory (default: ./spark-warehouse) when the catalog is first touched;
+    # a local session's in-memory catalog keeps nothing between runs, so it never lands in the working tree.
+    "spark.sql.warehouse.dir": str(Path(tempfile.gettempdir()) / "fleet-assignor-spark-warehouse"),
 }
 
 # Runtime settings the job relies on whatever session it gets (timestamps are UTC in every table).

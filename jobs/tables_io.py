@@ -144,7 +144,7 @@ def read_inputs(
         location = locations[name]
         versions[name] = as_of[name] if name in as_of else latest_version(spark, location)
         raw[name] = read_version(spark, location, versions[name])
-        log.info("input %s: version %d (%s)", name, versions[name], location)
+        log.info("input %s: version %d, %d rows (%s)", name, versions[name], raw[name].count(), location)
     check_input_schemas({name: frame.schema for name, frame in raw.items()})
     frames = {name: conform(frame, INPUT_TABLES[name]) for name, frame in raw.items()}
     return InputSnapshot(frames, versions)

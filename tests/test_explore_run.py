@@ -8,7 +8,6 @@ delta-rs (the job accepts any Delta writer), which keeps this module's Spark tim
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import replace
 
@@ -166,12 +165,15 @@ def test_the_notebook_runs_headless_and_writes_its_plots(fleet, tmp_path, monkey
 
     from tests.conftest import REPO_ROOT
 
-    plots = tmp_path / "plots"
+    # Run as a user would in a checkout: the package comes from the install (no PYTHONPATH), and the
+    # figures go beside the fleet (FLEET_DIR/plots), never into the repository.
+    plots = tmp_path / "fleet" / "plots"
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("FLEET_DIR", str(tmp_path / "fleet"))
     monkeypatch.setenv("FLEET_OUTPUT", str(fleet["output"]))
     monkeypatch.setenv("FLEET_INPUT", str(fleet["input"]))
-    monkeypatch.setenv("PLOTS_DIR", str(plots))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.delenv("PLOTS_DIR", raising=False)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
     notebook = nbformat.read(REPO_ROOT / "notebooks" / "explore_fleet.ipynb", as_version=4)
     client = NotebookClient(
         notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
@@ -183,6 +185,7 @@ def test_the_notebook_runs_headless_and_writes_its_plots(fleet, tmp_path, monkey
          "simulation.png"]
     )  # fmt: skip
     assert all((plots / name).stat().st_size > 5_000 for name in written)
+    assert not (REPO_ROOT / "notebooks" / "plots").exists()
 
 
 def test_plots_command_writes_the_fleet_figures(fleet, tmp_path, capsys):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from fleet_assignor.jobs import spark as spark_module
@@ -125,3 +127,10 @@ def test_off_databricks_the_runtime_is_not_detected(monkeypatch):
     assert spark_module.databricks_runtime() is None
     monkeypatch.setenv(spark_module.DATABRICKS_RUNTIME_ENV, "")
     assert spark_module.databricks_runtime() is None
+
+
+def test_a_local_session_keeps_its_warehouse_out_of_the_working_tree():
+    warehouse = Path(spark_module.LOCAL_DEFAULTS["spark.sql.warehouse.dir"]).resolve()
+    repo = Path(__file__).resolve().parents[1]
+    assert not warehouse.is_relative_to(repo)
+    assert not warehouse.is_relative_to(Path.cwd().resolve())
