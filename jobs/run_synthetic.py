@@ -4,14 +4,13 @@ outputs are. Everything local (Spark in this process, Delta on disk); nothing to
 from __future__ import annotations
 
 import argparse
-import logging
 import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from fleet_assignor.jobs.config import JobConfig, load_conf_file
-from fleet_assignor.jobs.plan_assignments import run_job
+from fleet_assignor.jobs.plan_assignments import configure_logging, run_job
 from fleet_assignor.jobs.spark import get_or_create_session
 from fleet_assignor.jobs.synthetic import write_synthetic_fleet
 
@@ -25,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--dir", default="fleet-output", help="where the inputs and outputs go")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    configure_logging()
     base = Path(args.dir).resolve()
     shutil.rmtree(base, ignore_errors=True)
     spark = get_or_create_session(
