@@ -12,18 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+import delta.exceptions as delta_errors
+
 # Imported for its side effect too: Delta's commit conflicts reach Python as these classes.
 import delta.exceptions.captured  # noqa: F401
-from delta.exceptions import (
-    ConcurrentAppendException,
-    ConcurrentDeleteDeleteException,
-    ConcurrentDeleteReadException,
-    ConcurrentTransactionException,
-    ConcurrentWriteException,
-    DeltaConcurrentModificationException,
-    MetadataChangedException,
-    ProtocolChangedException,
-)
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -51,15 +43,9 @@ class ConcurrentWriteError(RuntimeError):
 
 # Delta's commit conflicts. Every write of the job replaces one run's partition (or deletes one run's
 # rows), so repeating it is safe: each is retried, a bounded number of times with growing pauses.
-COMMIT_CONFLICTS: tuple[type[BaseException], ...] = (
-    ConcurrentAppendException,
-    ConcurrentDeleteDeleteException,
-    ConcurrentDeleteReadException,
-    ConcurrentTransactionException,
-    ConcurrentWriteException,
-    DeltaConcurrentModificationException,
-    MetadataChangedException,
-    ProtocolChangedException,
+# `delta.exceptions` exports exactly those classes.
+COMMIT_CONFLICTS: tuple[type[BaseException], ...] = tuple(
+    getattr(delta_errors, name) for name in delta_errors.__all__
 )
 WRITE_ATTEMPTS = 6
 FIRST_PAUSE_S = 0.5  # then 1, 2, 4, 8 s: about 15 s in all before giving up
