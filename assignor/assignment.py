@@ -51,7 +51,7 @@ class KafkaStreamsAssignment:
     """The tasks one client gets, keyed by task id (one role per task), plus an optional follow-up deadline
     (epoch milliseconds; 0 means "rebalance again immediately")."""
 
-    __slots__ = ("_process_id", "_tasks", "_followup_rebalance_deadline")
+    __slots__ = ("_followup_rebalance_deadline", "_process_id", "_tasks")
 
     def __init__(
         self,

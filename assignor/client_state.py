@@ -16,19 +16,19 @@ from fleet_assignor.assignor.task_id import TaskId
 
 class ClientState:
     __slots__ = (
-        "process_id",
-        "capacity",
-        "client_tags",
-        "rack_id",
-        "consumers",
-        "previous_active",
-        "previous_standby",
-        "consumer_previous_stateful",
-        "task_lags",
         "_active",
         "_standby",
         "_warmup",
+        "capacity",
+        "client_tags",
+        "consumer_previous_stateful",
+        "consumers",
         "followup_rebalance_deadline",
+        "previous_active",
+        "previous_standby",
+        "process_id",
+        "rack_id",
+        "task_lags",
     )
 
     def __init__(

@@ -21,7 +21,7 @@ class ConstrainedPrioritySet:
     Kafka's comparator (reading weights at comparison time) yields under the callers' re-offer discipline.
     """
 
-    __slots__ = ("_constraint", "_weight", "_heap", "_version", "_members")
+    __slots__ = ("_constraint", "_heap", "_members", "_version", "_weight")
 
     def __init__(self, constraint: Constraint, weight: Callable[[ProcessId], float]) -> None:
         self._constraint = constraint

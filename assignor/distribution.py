@@ -1,6 +1,6 @@
 """Within-client distribution: which consumer (stream thread) of a client runs each of its tasks.
 
-assignors.md §9.1–9.2 with the adaptations of POLICY.md §3: candidate tasks are taken in ascending TaskId
+assignors.md §9.1-9.2 with the adaptations of POLICY.md §3: candidate tasks are taken in ascending TaskId
 order, and the leftovers go in ascending TaskId order to the queued consumers in queue order (Kafka walks a
 heap's internal array there). The cooperative revocation of §9.3 is not applied: the planner outputs the
 target assignment, and `task_transitions` says how a client gets there.
@@ -128,7 +128,7 @@ def _place_leftovers(
     leftovers = sorted(remaining, key=task_order)
     if len(leftovers) > len(queue):
         raise RuntimeError("more leftover tasks than consumers at the minimum")
-    for task, consumer in zip(leftovers, queue):
+    for task, consumer in zip(leftovers, queue, strict=False):
         assigned[consumer].append(task)
         remaining.discard(task)
 

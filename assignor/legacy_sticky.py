@@ -259,9 +259,10 @@ class _StickyRun:
             client = self.clients[pid]
             if client.assigned_task_count == 0:
                 return pid
-            if best is None or client.has_more_available_capacity_than(self.clients[best]):
-                if not check_pairs or self.pairs.has_new_pair(index, self.held[pid]):
-                    best = pid
+            if (best is None or client.has_more_available_capacity_than(self.clients[best])) and (
+                not check_pairs or self.pairs.has_new_pair(index, self.held[pid])
+            ):
+                best = pid
         return best
 
 

@@ -129,7 +129,7 @@ def cross_rack_cost(scenario: Scenario, result: Mapping[ProcessId, ClientTasks])
         client = state.clients.get(pid)
         if client is None:
             continue
-        for task, partitions in _counted_partitions(scenario, tasks):
+        for _task, partitions in _counted_partitions(scenario, tasks):
             for partition in partitions:
                 if not partition.rack_ids:
                     return None

@@ -16,7 +16,7 @@ class ProcessId:
     """One KafkaStreams client. Orders by the UUID's two 64-bit halves read as *signed* numbers.
 
     Python's own UUID order is unsigned; Kafka's tie-breaks ("smaller process id first") use the signed one,
-    so ``8…``–``f…`` ids sort before ``0…``–``7…`` ids.
+    so ``8…``-``f…`` ids sort before ``0…``-``7…`` ids.
     """
 
     sort_key: tuple[int, int] = field(repr=False)

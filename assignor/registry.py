@@ -61,7 +61,7 @@ def _resolve(name: str, reference: str) -> type:
     module_name, _, qualname = reference.partition(":")
     try:
         target: object = importlib.import_module(module_name)
-    except Exception as e:  # noqa: BLE001 - any import failure makes the name unusable
+    except Exception as e:
         raise UnknownAssignorError(f"assignor {name!r}: cannot import module {module_name!r}: {e}") from e
     for part in qualname.split("."):
         try:
@@ -80,5 +80,5 @@ def _resolve(name: str, reference: str) -> type:
 def _instantiate(name: str, cls: type) -> TaskAssignor:
     try:
         return cls()
-    except Exception as e:  # noqa: BLE001 - a constructor that fails leaves nothing to plan with
+    except Exception as e:
         raise UnknownAssignorError(f"assignor {name!r}: cannot create an instance: {e}") from e

@@ -425,7 +425,7 @@ def _client_lags(
     return lags
 
 
-def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -> Scenario:
+def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -> Scenario:  # noqa: C901 - to be split (issue 19)
     """Check a scenario dict (scenario.md) and build the application's state; raise `ScenarioError`."""
     if not is_instant(now_ms):
         raise ScenarioError(

@@ -174,6 +174,16 @@ def _place_on_least_loaded(
     return count
 
 
+def _first_without(
+    order: Sequence[tuple], task: TaskId, holds: Callable[[ProcessId, TaskId], bool]
+) -> int | None:
+    """Position of the least loaded client in `order` that does not hold `task` yet."""
+    for position, entry in enumerate(order):
+        if not holds(entry[2], task):
+            return position
+    return None
+
+
 def place_standbys_by_load(
     view: StandbyPlacementView, tasks: Collection[TaskId], num_standby_replicas: int
 ) -> None:
@@ -192,11 +202,10 @@ def place_standbys_by_load(
     for task in _visiting_order(tasks, sorted):
         missing = num_standby_replicas
         while missing > 0:
-            for position, entry in enumerate(order):
-                if not holds(entry[2], task):
-                    break
-            else:
+            position = _first_without(order, task, holds)
+            if position is None:
                 break  # every client holds the task
+            entry = order[position]
             client = entry[2]
             assign(client, task)
             missing -= 1

@@ -320,7 +320,7 @@ class _StickyState:
             self._rekey(i)
 
     # --- the final re-pick (POLICY.md §3) -------------------------------------------------------------
-    def repick_to_keep_previous_actives(self, counts: Sequence[int] | None = None) -> None:
+    def repick_to_keep_previous_actives(self, counts: Sequence[int] | None = None) -> None:  # noqa: C901 - to be split (issue 19)
         """Keep each client's active count (or set it to ``counts``); re-pick which tasks fill it so the
         most previous actives stay.
 
@@ -376,7 +376,7 @@ class _StickyState:
         for i in range(n_clients):
             self._rekey(i)
 
-    def improve_active_counts(self) -> bool:
+    def improve_active_counts(self) -> bool:  # noqa: C901 - to be split (issue 19)
         """Re-choose how many actives each client runs when another choice is no worse on both counts.
 
         The result is judged by the spread of actives per thread (max - min) and by the previous actives
@@ -399,9 +399,9 @@ class _StickyState:
             placed = self.active_owner[j]
             if owners and placed >= 0:
                 own[placed if placed in owners else self.prev_active[j]] += 1
-        kept_now = sum(min(n, k) for n, k in zip(count, own))
-        low_now = min(Fraction(n, t) for n, t in zip(count, threads))
-        spread_now = max(Fraction(n, t) for n, t in zip(count, threads)) - low_now
+        kept_now = sum(min(n, k) for n, k in zip(count, own, strict=False))
+        low_now = min(Fraction(n, t) for n, t in zip(count, threads, strict=False))
+        spread_now = max(Fraction(n, t) for n, t in zip(count, threads, strict=False)) - low_now
         average = Fraction(total, sum(threads))
         distinct = sorted(set(threads))
 
@@ -415,7 +415,7 @@ class _StickyState:
         def kept_within(low: Fraction, high: Fraction) -> int:
             """The most previous actives kept with every load in [low, high]; -1 if no counts fit."""
             base = extra = room_total = lows = 0
-            for t, k in zip(threads, own):
+            for t, k in zip(threads, own, strict=False):
                 lo, hi = math.ceil(low * t), math.floor(high * t)
                 if lo > hi:
                     return -1
@@ -483,7 +483,7 @@ class _StickyState:
         highs = [math.floor(high * t) for t in threads]
         counts = list(lows)
         spare = total - sum(lows)
-        kept_so_far = sum(min(n, k) for n, k in zip(counts, own))
+        kept_so_far = sum(min(n, k) for n, k in zip(counts, own, strict=False))
         for wanted in (True, False):
             heap = [
                 (Fraction(counts[i] + 1, threads[i]), -threads[i], i)
@@ -735,7 +735,7 @@ class _StickyState:
         )
 
     def _assignment_map(self) -> dict[ProcessId, KafkaStreamsAssignment]:
-        return {pid: assignment for pid, assignment in zip(self.pids, self.to_assignments())}
+        return {pid: assignment for pid, assignment in zip(self.pids, self.to_assignments(), strict=False)}
 
     def _reload(self, assignments: Mapping[ProcessId, KafkaStreamsAssignment]) -> None:
         """Rebuild the index state from optimized assignments (the optimizer may move tasks around)."""
@@ -779,7 +779,7 @@ class _KeyOrderWalk:
     first one open and eligible". Both only ever skip further: holders stay holders and, as the task's
     partner set only grows while its replicas are placed, an ineligible client stays ineligible."""
 
-    __slots__ = ("_order", "_any", "_eligible")
+    __slots__ = ("_any", "_eligible", "_order")
 
     def __init__(self, order: list[int]) -> None:
         self._order = order

@@ -22,12 +22,12 @@ from fleet_assignor.assignor.task_id import TaskId
 from fleet_assignor.assignor.validation import ValidationResult, validate_task_assignment
 
 __all__ = [
+    "AllowAllStandbyMoves",
     "AssignmentView",
+    "ClientTagSpreadPredicate",
     "MoveStandbyTaskPredicate",
     "RackAwareOptimizationParams",
     "ValidationResult",
-    "AllowAllStandbyMoves",
-    "ClientTagSpreadPredicate",
     "default_standby_task_assignment",
     "identity_assignment",
     "standby_move_predicate",

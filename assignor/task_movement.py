@@ -1,5 +1,5 @@
 """Phases D and E of the HighAvailabilityTaskAssignor: moving tasks towards caught-up clients
-(Kafka's ``TaskMovement``, assignors.md §4.4–§4.6).
+(Kafka's ``TaskMovement``, assignors.md §4.4-§4.6).
 
 After the balanced placement of phases A and B, an active (or standby) sitting on a client that is not
 caught up is moved to a caught-up client when one exists (or to the most caught-up one), and the client it
@@ -63,7 +63,7 @@ class _ClientsByLoad:
     reading loads at poll time is exactly Kafka's comparator behaviour.
     """
 
-    __slots__ = ("_states", "_member", "_version", "_heap")
+    __slots__ = ("_heap", "_member", "_states", "_version")
 
     def __init__(self, states: Sequence[ClientState]) -> None:
         self._states = states

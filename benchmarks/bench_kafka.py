@@ -15,6 +15,7 @@ loaded machine) and far longer at 10,000 x 200, so by default it runs on the 200
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -200,10 +201,9 @@ def kafka_answer(scenario: dict, mode: str, repeat: int, timeout_s: float) -> di
     answers: list[dict[str, Any]] = []
 
     def ask() -> None:
-        try:
+        # the JVM may be stopped by the timeout below
+        with contextlib.suppress(Exception):
             answers.extend(oracle.run([scenario], mode, repeat=repeat))
-        except Exception:  # the JVM was stopped by the timeout below
-            pass
 
     worker = threading.Thread(target=ask)
     worker.daemon = True

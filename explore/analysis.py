@@ -63,7 +63,7 @@ def thread_load(run: RunFrames, app_id: str) -> pd.DataFrame:
     if run.clients is not None:
         for client in run.of_app(run.clients, app_id).itertuples(index=False):
             for consumer in client.consumers or []:
-                counts[(client.process_id, consumer)]  # noqa: B018 - touching the defaultdict adds the idle thread
+                counts[(client.process_id, consumer)]
     table = pd.DataFrame(
         [{"process_id": p, "consumer_client_id": c, **n} for (p, c), n in counts.items()],
         columns=["process_id", "consumer_client_id", "active", "standby", "warmup"],
@@ -75,8 +75,8 @@ def _threads_and_racks(run: RunFrames, app_id: str) -> tuple[dict[str, float], d
     if run.clients is None:
         return {}, {}
     clients = run.of_app(run.clients, app_id)
-    return dict(zip(clients["process_id"], clients["num_threads"])), dict(
-        zip(clients["process_id"], clients["rack_id"])
+    return dict(zip(clients["process_id"], clients["num_threads"], strict=False)), dict(
+        zip(clients["process_id"], clients["rack_id"], strict=False)
     )
 
 

@@ -142,7 +142,9 @@ def plot_fleet(run: RunFrames) -> Figure:
     summary = fleet_summary(run)
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
     errors = errors_by_type(run)
-    labels = [s if e == "NONE" else f"{s}\n{e}" for s, e in zip(errors["status"], errors["error"])]
+    labels = [
+        s if e == "NONE" else f"{s}\n{e}" for s, e in zip(errors["status"], errors["error"], strict=False)
+    ]
     axes[0, 0].barh(labels[::-1], errors["applications"].to_numpy()[::-1], color="#6a51a3")
     axes[0, 0].set_title("applications by status / error")
     _hist(axes[0, 1], summary["imbalance"], "imbalance (max - min actives per thread)")
@@ -171,7 +173,7 @@ def plot_simulation(simulation: Simulation, ax=None) -> Figure:
         values = summary[column].fillna(0).to_numpy(dtype=float)
         ax.bar(x, values, bottom=bottom, label=column, color=COLORS[kind])
         bottom += values
-    for r, probing in zip(x, summary["probing_rebalance"]):
+    for r, probing in zip(x, summary["probing_rebalance"], strict=False):
         if probing:
             ax.annotate("probe", (r, 0), textcoords="offset points", xytext=(0, -22), ha="center", fontsize=7)
     ax.set_xticks(x)

@@ -1,6 +1,6 @@
 """Multi-round simulation: feed each plan back as the next rebalance's previous assignment.
 
-Between two rounds the clients carry the plan out: every active runs (lag −2, caught up by definition),
+Between two rounds the clients carry the plan out: every active runs (lag -2, caught up by definition),
 every standby and warmup restores `catch_up_per_round` records of its lag (None = fully caught up), and a
 client that dropped a task is taken to have discarded its state (lag = the full changelog). The changelogs
 themselves are frozen at the first round's end offsets. The simulation stops at the first plan that asks
@@ -86,7 +86,7 @@ def end_offset_sums(scenario: Mapping) -> dict[str, int]:
 
 
 def current_lag(client: Mapping, task: str, end_sum: int) -> int:
-    """A client's lag for a task as the planner reads it (−2 running, −3 and no state = the end sum)."""
+    """A client's lag for a task as the planner reads it (-2 running, -3 and no state = the end sum)."""
     _, prev_active, _ = scenario_consumers(client)
     lags = client.get("lags") or {}
     if task not in lags:

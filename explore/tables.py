@@ -93,7 +93,7 @@ def _subscriptions(app_id: str, client: Mapping) -> list[dict[str, Any]]:
 
 
 def _offsets(app_id: str, client: Mapping, ends: Mapping[str, int]) -> list[dict[str, Any]]:
-    """One offset row per task the client has state for (a lag below the end sum, −2 or −3), reported
+    """One offset row per task the client has state for (a lag below the end sum, -2 or -3), reported
     by the client's first consumer."""
     consumer_ids, _, _ = scenario_consumers(client)
     rows = []
@@ -342,7 +342,7 @@ def _clients_of(
 
 
 def _lag(offsets: list[int] | None, previous_active: bool, end_sum: int, computed: bool) -> int:
-    """tables.md "Lags": −2 if any consumer says −2 (or a previous active reports nothing); −3 when lags
+    """tables.md "Lags": -2 if any consumer says -2 (or a previous active reports nothing); -3 when lags
     cannot be computed or the offset is unknown; above the end sum = corrupted = the whole changelog."""
     if offsets is None:
         return RUNNING_ACTIVE if previous_active else (end_sum if computed else UNKNOWN)

@@ -196,8 +196,8 @@ def parse_versions(values: list[str]) -> dict[str, int]:
 __all__ = [
     "ConfigError",
     "JobConfig",
-    "check_assignors",
     "TableLocation",
+    "check_assignors",
     "check_run_id",
     "load_conf_file",
     "parse_instant_ms",

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                     racks=RACKS,
                 )
             )
-        for app, (_, _, instances) in zip(apps, APPS):
+        for app, (_, _, instances) in zip(apps, APPS, strict=False):
             app.wait_running(range(instances))
             wait_collectable(cluster.bootstrap, app.app_id, instances)
         print(f"applications running and stable ({time.monotonic() - started:.1f} s)", flush=True)

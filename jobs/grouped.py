@@ -100,7 +100,7 @@ def pandas_function(
     def plan_group(frame: pd.DataFrame) -> pd.DataFrame:
         tune_worker_gc()
         # Through Arrow so that nullable ints and string lists keep their types.
-        planned = planned_table(zip(frame["app_id"], frame["scenario"]), settings).to_pandas()
+        planned = planned_table(zip(frame["app_id"], frame["scenario"], strict=False), settings).to_pandas()
         if progress is not None:
             progress.add(len(frame))
         return planned
@@ -113,7 +113,7 @@ def arrow_function(
 ) -> Callable[[pa.Table], pa.Table]:
     def plan_group(table: pa.Table) -> pa.Table:
         tune_worker_gc()
-        pairs = zip(table.column("app_id").to_pylist(), table.column("scenario").to_pylist())
+        pairs = zip(table.column("app_id").to_pylist(), table.column("scenario").to_pylist(), strict=False)
         planned = planned_table(pairs, settings)
         if progress is not None:
             progress.add(table.num_rows)

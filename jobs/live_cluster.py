@@ -10,6 +10,7 @@ and killed with it; logs go to files under the directory the caller gives.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import queue
@@ -114,10 +115,8 @@ def _kill_group(process: subprocess.Popen, grace_s: float = 10.0) -> None:
     try:
         process.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.wait(timeout=10)
 
 

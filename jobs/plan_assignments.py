@@ -357,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, SchemaDriftError, InputTableError, ConcurrentWriteError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except Exception as e:  # noqa: BLE001 - outside the per-application work: one line, the trace in the log
+    except Exception as e:
         log.debug("the run failed", exc_info=True)
         print(f"error: the run failed: {one_line(e)}", file=sys.stderr)
         return 2

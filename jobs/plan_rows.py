@@ -68,7 +68,7 @@ def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> 
     a failure of any other kind in this application's work (the assignor's own are ASSIGNOR_FAILED)."""
     try:
         app = shape_application(app_id, compact_json)
-    except Exception as e:  # noqa: BLE001 - one application's crash must never sink the fleet
+    except Exception as e:
         return [failed_row(app_id, f"could not be shaped: {type(e).__name__}: {e}", settings)]
     if app.problems:
         return [invalid_input_row(app, invalid_input_detail(app.problems), settings)]
@@ -86,7 +86,7 @@ def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> 
     except ScenarioError as e:
         where = describe_path(app.scenario, e.path)
         return [invalid_input_row(app, f"{where}: {e.reason} (scenario path {e.path})", settings)]
-    except Exception as e:  # noqa: BLE001 - one application's crash must never sink the fleet
+    except Exception as e:
         return [invalid_input_row(app, f"could not be planned: {type(e).__name__}: {e}", settings)]
     return rows
 

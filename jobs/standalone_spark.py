@@ -101,7 +101,7 @@ class StandaloneSpark:
                 env=cluster_env(),
                 cwd=self.work_dir,
                 start_new_session=True,
-            )  # fmt: skip
+            )
         )
         log.close()
 

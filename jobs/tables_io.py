@@ -114,7 +114,7 @@ def read_version(spark: SparkSession, location: TableLocation, version: int) -> 
         if location.path is not None:
             return spark.read.format("delta").option("versionAsOf", version).load(location.path)
         return spark.sql(f"SELECT * FROM {location.catalog_name} VERSION AS OF {int(version)}")
-    except Exception as e:  # noqa: BLE001 - name the table whatever the reader raised
+    except Exception as e:
         raise InputTableError(f"input table {location.name} at {location}, version {version}: {e}") from e
 
 
@@ -184,7 +184,7 @@ def _history(spark: SparkSession, location: TableLocation) -> list[tuple[int, Wr
 def _other_writers(spark: SparkSession, location: TableLocation, writer: Writer) -> str:
     try:
         others = [w for _, w in _history(spark, location) if w is not None and w != writer]
-    except Exception:  # noqa: BLE001 - naming the other writer must not hide the conflict itself
+    except Exception:
         others = []
     if not others:
         return "a writer that is not a fleet-assignor run"
@@ -265,6 +265,8 @@ __all__ = [
     "InputSnapshot",
     "InputTableError",
     "SchemaDriftError",
+    "Writer",
+    "check_sole_writer",
     "conform",
     "delete_run_rows",
     "latest_version",
@@ -272,7 +274,5 @@ __all__ = [
     "read_inputs",
     "read_version",
     "run_filter",
-    "Writer",
-    "check_sole_writer",
     "write_run_rows",
 ]

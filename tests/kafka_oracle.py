@@ -73,7 +73,7 @@ class KafkaOracle:
     def __init__(self, *, jvm_options: Sequence[str] = ("-Xss8m", "-XX:+UseSerialGC")) -> None:
         command = [java_executable(), *jvm_options, "-cp", classpath(), MAIN_CLASS]
         # stderr goes to a file: SLF4J and Kafka warnings must never fill a pipe nobody reads.
-        self._stderr = tempfile.TemporaryFile(mode="w+b")
+        self._stderr = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115 - closed by close()
         self._process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,

@@ -220,10 +220,7 @@ class _Generator:
         # clients are new (no history); "shuffled": ownership ignores balance entirely.
         gone = {i for i in range(count) if kind == "churned" and rng.random() < 0.3}
         for position, task in enumerate(tasks):
-            if kind == "shuffled":
-                owner = rng.randrange(count)
-            else:
-                owner = position % count
+            owner = rng.randrange(count) if kind == "shuffled" else position % count
             if owner not in gone and rng.random() < 0.95:
                 active[owner].append(task["id"])
             if rng.random() < self.knobs.conflict_share / 4 and count > 1:

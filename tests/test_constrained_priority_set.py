@@ -36,13 +36,17 @@ def test_matches_min_over_current_weights_under_the_reoffer_discipline():
     for _ in range(200):
         clients = [ProcessId.of(rng.randrange(1, 50)) for _ in range(rng.randrange(1, 8))]
         load = {c: float(rng.randrange(0, 4)) for c in clients}
-        s = ConstrainedPrioritySet(lambda c, t: load[c] < 6, load.__getitem__)
+
+        def below_six(client, _task=None, load=load):
+            return load[client] < 6
+
+        s = ConstrainedPrioritySet(below_six, load.__getitem__)
         s.offer_all(clients)
         members = set(clients)
         for _ in range(20):
             if rng.random() < 0.6:
                 got = s.poll(T)
-                want = _reference_poll(members, load.__getitem__, lambda c: load[c] < 6)
+                want = _reference_poll(members, load.__getitem__, below_six)
                 assert got == want
                 if got is not None:
                     members.discard(got)

@@ -201,11 +201,14 @@ def _plan_ours(scenario: dict, assignor: str) -> tuple[dict | None, str | None]:
         return None, f"{type(error).__name__}: {error}"
 
 
-def _pairs(oracle, mode: str, seeds: list[int], knobs: Knobs = Knobs()) -> list[Pair]:
+DEFAULT_KNOBS = Knobs()
+
+
+def _pairs(oracle, mode: str, seeds: list[int], knobs: Knobs = DEFAULT_KNOBS) -> list[Pair]:
     scenarios = [generate_scenario(seed, knobs) for seed in seeds]
-    answers = _kafka_answers(oracle, mode, seeds, scenarios, knobs != Knobs())
+    answers = _kafka_answers(oracle, mode, seeds, scenarios, knobs != DEFAULT_KNOBS)
     pairs = []
-    for seed, scenario, kafka in zip(seeds, scenarios, answers):
+    for seed, scenario, kafka in zip(seeds, scenarios, answers, strict=False):
         assert kafka["status"] == "OK", f"seed {seed}: Kafka failed: {kafka.get('exception')}"
         ours, error = _plan_ours(scenario, mode)
         pairs.append(Pair(seed, scenario, kafka, ours, error))
@@ -1042,7 +1045,7 @@ def _run_optimizers(oracle, seeds: list[int]) -> None:
     failures, ran = [], Counter()
     for mode, active in (("optimize_rack_active", True), ("optimize_rack_standby", False)):
         answers = _kafka_answers(oracle, mode, seeds, scenarios, True)
-        for index, (seed, scenario, kafka) in enumerate(zip(seeds, scenarios, answers)):
+        for index, (seed, scenario, kafka) in enumerate(zip(seeds, scenarios, answers, strict=False)):
             assert kafka["status"] == "OK", f"seed {seed}: Kafka failed: {kafka.get('exception')}"
             ran[mode] += _kip924_gate(scenario, active) and kafka["rack_cost"]["tasks_moved"] > 0
             failure = _optimizer_failure(oracle, mode, seeds, scenarios, index)

@@ -118,7 +118,7 @@ def test_every_call_leaves_each_consumer_at_min_or_min_plus_one_and_places_each_
     load: dict[str, int] = {}
     placed: list[TaskId] = []
     total = 0
-    for group, stateful in zip(groups, (True, True, False)):
+    for group, stateful in zip(groups, (True, True, False), strict=False):
         got = assign_tasks_to_threads(group, stateful, consumers, history(owned), load)
         placed += [x for tasks in got.values() for x in tasks]
         total += len(group)

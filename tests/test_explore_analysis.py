@@ -334,7 +334,7 @@ def test_spark_like_frames_are_converted():
         def __init__(self, pdf):
             self.pdf = pdf
 
-        def toPandas(self):  # noqa: N802 - Spark's name
+        def toPandas(self):
             return self.pdf
 
     run = make_run()

@@ -8,11 +8,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
+import pytest
 
-from fleet_assignor import explore  # noqa: E402
-from fleet_assignor.explore import plots  # noqa: E402
-from tests.test_explore_planning import NOW, transitions_scenario  # noqa: E402
+from fleet_assignor import explore
+from fleet_assignor.explore import plots
+from tests.test_explore_planning import NOW, transitions_scenario
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,9 @@ def test_moves_per_app_and_fleet_overview(planned, tmp_path):
     )
     stacked = [
         a + s + w
-        for a, s, w in zip(*(_bar_heights(ax, c) for c in ("active_moves", "standby_moves", "warmups")))
+        for a, s, w in zip(
+            *(_bar_heights(ax, c) for c in ("active_moves", "standby_moves", "warmups")), strict=False
+        )
     ]
     assert stacked == list(totals.head(3).astype(float))
     fig = plots.plot_fleet(planned)

@@ -65,7 +65,7 @@ def run(fleet):
 def test_the_run_is_found_with_its_statuses(run):
     assert run.run_id == RUN_ID
     assert run.planned_at_ms == NOW
-    statuses = dict(zip(run.results["app_id"], run.results["status"]))
+    statuses = dict(zip(run.results["app_id"], run.results["status"], strict=False))
     assert statuses == {"transitions": "OK", **dict.fromkeys(EXAMPLES, "OK"), "no-topology": "INVALID_INPUT"}
     errors = explore.errors_by_type(run)
     assert errors.set_index("status").loc["INVALID_INPUT", "applications"] == 1

@@ -113,7 +113,7 @@ def test_every_round_of_a_larger_example_replans_identically(scenarios_dir):
     for round_ in sim.rounds:
         assert _comparable(round_.result) == _comparable(plan_scenario(round_.scenario, now_ms=round_.now_ms))
     # the next round's previous assignment is exactly the plan of the round before
-    for before, after in zip(sim.rounds, sim.rounds[1:]):
+    for before, after in zip(sim.rounds, sim.rounds[1:], strict=False):
         for client in before.result["assignment"]:
             carried = next(c for c in after.scenario["clients"] if c["process_id"] == client["process_id"])
             prev_active = sorted(t for c in carried["consumers"] for t in c["prev_active"])

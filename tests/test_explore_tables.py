@@ -42,7 +42,7 @@ def _tables() -> dict[str, pd.DataFrame]:
                     "assignor_configs": None,
                 }
             ]
-        ),  # fmt: skip
+        ),
         "tasks": pd.DataFrame(
             [
                 {
@@ -63,7 +63,7 @@ def _tables() -> dict[str, pd.DataFrame]:
                     "changelog_partitions": [],
                 },
             ]
-        ),  # fmt: skip
+        ),
         "client_subscriptions": pd.DataFrame(
             [
                 sub(P1, "p1-b", "r1", ["0_1"], []),
@@ -102,19 +102,19 @@ def _tables() -> dict[str, pd.DataFrame]:
                     "offset_sum": 7,
                 },
             ]
-        ),  # fmt: skip
+        ),
         "changelog_end_offsets": pd.DataFrame(
             [
                 {"app_id": "a", "topic": "cl", "partition": 0, "end_offset": 300},
                 {"app_id": "a", "topic": "cl", "partition": 1, "end_offset": 700},
             ]
-        ),  # fmt: skip
+        ),
         "partition_racks": pd.DataFrame(
             [
                 {"cluster_id": None, "topic": "in", "partition": 0, "replica_racks": ["r1"]},
                 {"cluster_id": "other", "topic": "in", "partition": 1, "replica_racks": ["r2"]},
             ]
-        ),  # fmt: skip
+        ),
     }
 
 

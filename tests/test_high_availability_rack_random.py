@@ -47,7 +47,7 @@ def random_input(seed: int, strategy: str, standbys: int, traffic: int, non_over
     unowned = ids[:]
     rng.shuffle(unowned)
     clients = []
-    for n in range(50):
+    for _n in range(50):
         prev_active = [unowned.pop() for _ in range(min(len(unowned), rng.randint(0, 6)))]
         prev_standby = [t for t in rng.sample(sorted(stateful), min(len(stateful), rng.randint(0, 6)))
                         if t not in prev_active]  # fmt: skip

@@ -157,7 +157,7 @@ BREAKAGES = [
         "rack_aware_assignment_strategy",
         ["fastest", "", "MIN_TRAFFIC"],
         "INVALID_INPUT:applications row",
-    ),  # fmt: skip
+    ),
     _duplicate("changelog_end_offsets", "OK"),
     _duplicate("changelog_end_offsets", "INVALID_INPUT:changelog_end_offsets row", {"end_offset": 7}),
     _duplicate("tasks", "INVALID_INPUT:tasks row"),

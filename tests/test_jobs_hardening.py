@@ -249,7 +249,7 @@ def _run_in_threads(spark, configs):
         barrier.wait()
         try:
             outcomes[i] = run_job(spark, configs[i])
-        except Exception as e:  # noqa: BLE001 - kept to be asserted on
+        except Exception as e:
             outcomes[i] = e
 
     threads = [threading.Thread(target=go, args=(i,)) for i in range(len(configs))]

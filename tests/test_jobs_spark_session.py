@@ -88,7 +88,7 @@ class _FakeBuilder:
 
         return record
 
-    def getOrCreate(self):  # noqa: N802 - pyspark's name
+    def getOrCreate(self):
         self.calls.append(("getOrCreate", ()))
         return self.session
 
@@ -101,7 +101,7 @@ def test_on_databricks_the_clusters_session_is_used_and_no_local_one_is_built(mo
     builder = _FakeBuilder(cluster_session)
 
     class FakeSparkSession:
-        getActiveSession = staticmethod(lambda: cluster_session if active else None)  # noqa: N815
+        getActiveSession = staticmethod(lambda: cluster_session if active else None)
 
     FakeSparkSession.builder = builder
     monkeypatch.setattr(spark_module, "SparkSession", FakeSparkSession)

@@ -44,7 +44,7 @@ def oracle_answers(kafka_oracle, scenarios_dir):
         keys.append((name, mode, scenario))
     results = kafka_oracle.run_lines(lines)
     answers = {}
-    for (name, mode, scenario), result in zip(keys, results):
+    for (name, mode, scenario), result in zip(keys, results, strict=False):
         kafka = json.loads((scenarios_dir / "kafka" / f"{name}.{mode}.json").read_text())
         answers[(name, mode)] = (scenario, kafka, result)
     return answers

@@ -344,7 +344,7 @@ def test_fallback_deadlines_follow_the_planning_instant_and_reruns_are_identical
 def test_unusable_input_raises_scenario_error():
     obj = scenario_dict()
     obj["clients"] = []
-    with pytest.raises(ScenarioError, match="^clients: no clients$"):
+    with pytest.raises(ScenarioError, match=r"^clients: no clients$"):
         plan_scenario(obj, now_ms=0)
 
 

@@ -66,7 +66,7 @@ def _brute_force(tasks, clients, active, standby, tc, nc) -> int:
         if {n: v for n, v in load.items() if v} != {n: v for n, v in counts.items() if v}:
             continue
         total = 0
-        for t, chosen in zip(names, choice):
+        for t, chosen in zip(names, choice, strict=False):
             total += sum(tc * sum(racks[n] not in rs for rs in changelog[t]) for n in chosen)
             total += nc * len(chosen - holders[t])
         best = total if best is None or total < best else best

@@ -252,7 +252,7 @@ def test_standby_placement_without_tags_is_global_and_beats_pairwise_search():
     assert {n: len(s) for n, (_, s) in after.items()} == {
         n: len(s) for n, s in STANDBY_LAYOUT_STANDBY.items()
     }
-    for n, (actives, standbys) in after.items():
+    for _n, (actives, standbys) in after.items():
         assert not set(actives) & set(standbys)
     assert sorted(t for _, s in after.values() for t in s) == sorted(
         t for s in STANDBY_LAYOUT_STANDBY.values() for t in s

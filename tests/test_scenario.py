@@ -584,7 +584,7 @@ def test_clients_are_in_signed_process_id_order_and_ids_keep_their_text():
 
 @pytest.mark.parametrize(
     "spelling",
-    ["{%s}" % P1, P1.replace("-", ""), P1.upper(), "urn:uuid:" + P1],
+    [f"{{{P1}}}", P1.replace("-", ""), P1.upper(), "urn:uuid:" + P1],
 )
 def test_two_spellings_of_one_process_id_are_duplicates(spelling):
     obj = base()
@@ -596,7 +596,7 @@ def test_two_spellings_of_one_process_id_are_duplicates(spelling):
 
 @pytest.mark.parametrize("now_ms", [-1, 9_223_372_036_855, 1 << 63, True, 1.5])
 def test_planning_instant_outside_the_instant_range_is_refused(now_ms):
-    with pytest.raises(ScenarioError, match="planning instant must be within 0 .. 9223372036854 ms"):
+    with pytest.raises(ScenarioError, match=r"planning instant must be within 0 \.\. 9223372036854 ms"):
         load_scenario(base(), now_ms=now_ms)
 
 

@@ -34,7 +34,7 @@ def test_same_seed_same_scenario_and_seeds_differ():
 
 
 def test_every_scenario_is_usable_input(drawn):
-    for seed, scenario in zip(SEEDS, drawn):
+    for seed, scenario in zip(SEEDS, drawn, strict=False):
         loaded = load_scenario(scenario, source=f"seed {seed}")
         assert len(loaded.application_state.kafka_streams_states(False)) == len(scenario["clients"])
 

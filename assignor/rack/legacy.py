@@ -87,9 +87,9 @@ class RackAwareTaskAssignor:
             legacy_subtopology_of,
         )
         self.last_active_cost_before = outcome.remote_before * traffic_cost
-        for task, source, destination in outcome.moves():
+        for task, source, _destination in outcome.moves():
             states[source].unassign_active(task)
-        for task, source, destination in outcome.moves():
+        for task, _source, destination in outcome.moves():
             states[destination].assign_active(task)
         return outcome.cost
 

@@ -84,7 +84,7 @@ class PlacementProblem:
 
 def tie_broken_costs(costs: np.ndarray, allowed: np.ndarray, current: np.ndarray) -> np.ndarray:
     """Scaled costs: minimum cost first, then fewest tasks leaving their current client."""
-    tasks, clients = costs.shape
+    tasks = costs.shape[0]
     scaled = costs.astype(np.int64) * np.int64(tasks + 1) + np.int64(1)
     held = current >= 0
     scaled[np.nonzero(held)[0], current[held]] -= 1
@@ -222,7 +222,7 @@ class _Solver:
         starts = np.flatnonzero(labels < _HALF)
         order = np.lexsort((starts, rank[starts], labels[starts]))
         pending = list(zip(labels[starts][order].tolist(), rank[starts][order].tolist(),
-                           (base + starts[order]).tolist()))  # fmt: skip
+                           (base + starts[order]).tolist(), strict=False))  # fmt: skip
         pending.reverse()  # pop() from the end gives the smallest
         heap: list[tuple[int, int, int]] = []
         done: list[int] = []

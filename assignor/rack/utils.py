@@ -227,7 +227,7 @@ def _global_solve_affordable(state, assignments, optimized: set[TaskId]) -> bool
     return (multi + 1) * len(state.clients) <= GLOBAL_STANDBY_MAX_NODES
 
 
-def _place_standbys_globally(state, assignments, tasks: list[TaskId], remote: RemoteCounts, costs: RackCosts):
+def _place_standbys_globally(state, assignments, tasks: list[TaskId], remote: RemoteCounts, costs: RackCosts):  # noqa: C901 - to be split (issue 19)
     """Without client tags any count-preserving re-placement is allowed, and Kafka's pairwise swaps (a
     greedy local search, rack.md §7) only ever reach one of them: solve the whole problem exactly instead,
     so the total is never above Kafka's. One row per standby replica; the replicas of a task form a group

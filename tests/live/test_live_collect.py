@@ -245,8 +245,11 @@ def test_unreachable_bootstrap_is_one_error_and_writes_nothing(tmp_path):
             "collect",
             "--bootstrap-servers",
             f"127.0.0.1:{port}",
-        ]
-        + ["--output-path", str(out), "--timeout-ms", "3000"],
+            "--output-path",
+            str(out),
+            "--timeout-ms",
+            "3000",
+        ],
         capture_output=True,
         text=True,
         timeout=120,

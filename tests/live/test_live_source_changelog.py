@@ -26,7 +26,7 @@ def _subtopology_reading(group: dict, topic: str) -> str:
     """A classic group's subtopology whose tasks read `topic` (from the members' decoded assignments)."""
     for member in group["members"]:
         parts = member["assignment"]["partitions"]
-        for task, part in zip(member["streams_assignment"]["active_tasks"], parts):
+        for task, part in zip(member["streams_assignment"]["active_tasks"], parts, strict=False):
             if part["topic"] == topic:
                 return task.rpartition("_")[0]
     raise AssertionError(f"no member reads {topic}")
