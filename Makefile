@@ -78,7 +78,7 @@ bench:
 	$(PY) -m benchmarks.bench_rack
 	$(PY) -m benchmarks.bench_fleet
 
-# Ours vs Kafka's own assignors in one run: benchmarks/results/kafka_ratios.json + README table.
+# Ours vs Kafka's own assignors in one run: benchmarks/results/kafka_ratios.json + the table in docs/performance.md.
 bench-kafka:
 	mkdir -p benchmarks/results
 	$(PY) -m benchmarks.bench_kafka

@@ -6,10 +6,11 @@ unless stated; first assignment and a second one fed with the first) and the rac
 median of warm calls (the assignor's `assign`, or the optimizer, on an already loaded state), Kafka's first
 call and warm median (in the oracle JVM, tests/kafka_oracle.py), and the ratio ours / Kafka.
 
-Writes `benchmarks/results/kafka_ratios.json` and regenerates the table between the `kafka-ratios` markers in
-README.md. Kafka's rack solver (cycle cancelling) takes minutes at 1,000 x 50 (2,320 s measured here on a
-loaded machine) and far longer at 10,000 x 200, so by default it runs on the 200 x 20 rack shapes only
-(`--kafka-rack-max-tasks 1000` adds one variant per strategy at 1,000 x 50, first call only).
+Writes `benchmarks/results/kafka_ratios.json` and regenerates the table between the `kafka-ratios` markers
+in docs/performance.md. Kafka's rack solver (cycle cancelling) takes minutes at 1,000 x 50 (2,320 s
+measured here on a loaded machine) and far longer at 10,000 x 200, so by default it runs on the 200 x 20
+rack shapes only (`--kafka-rack-max-tasks 1000` adds one variant per strategy at 1,000 x 50, first call
+only).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 from tests.kafka_oracle import KafkaOracle  # noqa: E402
 
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "kafka_ratios.json"
-README = REPO_ROOT / "README.md"
+README = REPO_ROOT / "docs" / "performance.md"  # holds the ratios table
 TABLE_START = "<!-- kafka-ratios:start -->"
 TABLE_END = "<!-- kafka-ratios:end -->"
 RACKS = ("rack-0", "rack-1", "rack-2")
@@ -380,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kafka-timeout", type=float,
                         default=float(os.environ.get("BENCH_KAFKA_TIMEOUT_S", "180")))  # fmt: skip
     parser.add_argument("--no-readme", action="store_true", help="write the JSON only")
-    parser.add_argument("--readme-only", action="store_true", help="rebuild the README table from the JSON")
+    parser.add_argument("--readme-only", action="store_true", help="rebuild the docs table from the JSON")
     parser.add_argument("--part", choices=("all", "scale", "rack"), default="all", help="which shapes to run")
     args = parser.parse_args(argv)
     if args.readme_only:

@@ -223,12 +223,53 @@ def streams_group_tasks(group: Mapping[str, Any], snapshot: Mapping[str, Any]) -
     return rows
 
 
-def classic_group_tasks(  # noqa: C901 - to be split (issue 19)
+def classic_group_tasks(
     group: Mapping[str, Any], snapshot: Mapping[str, Any], configs: Mapping[str, Any]
 ) -> tuple[list[dict], list[str]]:
     """Task rows of a classic Streams group, derived from its members' assignments (module docstring)."""
     app_id = group["group_id"]
     counts = _partition_counts(snapshot)
+    sources, stateful_subs, subscribed = _sources_from_members(group)
+    _check_topics(subscribed, snapshot)
+    _check_every_partition_owned(sources, subscribed, counts)
+    tasks_by_sub: dict[str, list[str]] = defaultdict(list)
+    for task_id in sources:
+        tasks_by_sub[task_id.rpartition("_")[0]].append(task_id)
+    configured = dict(configs.get("changelogs") or {})
+    changelog_subs = _configured_source_changelogs(group, configured, subscribed, tasks_by_sub, sources)
+    warnings = []
+    for topic in group.get("changelog_topics", []):
+        owner, by_count_alone = _changelog_owner(
+            app_id, topic, configured, tasks_by_sub, stateful_subs, counts
+        )
+        changelog_subs[topic] = owner
+        if by_count_alone:
+            warnings.append(
+                f"{app_id}: changelog {topic} given to subtopology {owner} by partition count alone"
+            )
+    rows = []
+    for task_id in sorted(sources, key=_sort_key):
+        sub, _, part = task_id.rpartition("_")
+        logs = [t for t, s in changelog_subs.items() if s == sub]
+        rows.append(
+            _task_row(
+                app_id,
+                task_id,
+                sources[task_id],
+                [(t, int(part)) for t in logs if int(part) < counts[t]],
+                [_store_name(app_id, t) for t in logs],
+            )
+        )
+    return rows, warnings
+
+
+def _sources_from_members(
+    group: Mapping[str, Any],
+) -> tuple[dict[str, set[tuple[str, int]]], set[str], set[str]]:
+    """Each task's source partitions, the subtopologies known to have state, and the subscribed topics.
+
+    A classic member's assignment lists its active tasks in the order of its assigned partitions, which is
+    the only place a classic group tells which partition a task reads."""
     sources: dict[str, set[tuple[str, int]]] = defaultdict(set)
     stateful_subs: set[str] = set()
     subscribed: set[str] = set()
@@ -249,7 +290,13 @@ def classic_group_tasks(  # noqa: C901 - to be split (issue 19)
             stateful_subs.add(task_id.rpartition("_")[0])
         for task_id in member["streams_subscription"]["task_offset_sums"]:
             stateful_subs.add(task_id.rpartition("_")[0])
-    _check_topics(subscribed, snapshot)
+    return sources, stateful_subs, subscribed
+
+
+def _check_every_partition_owned(
+    sources: Mapping[str, set[tuple[str, int]]], subscribed: set[str], counts: Mapping[str, int]
+) -> None:
+    """A partition nobody owns means a task nobody reported: the topology cannot be rebuilt."""
     covered = {tp for tps in sources.values() for tp in tps}
     uncovered = sorted((t, p) for t in subscribed for p in range(counts[t]) if (t, p) not in covered)
     if uncovered:
@@ -258,54 +305,52 @@ def classic_group_tasks(  # noqa: C901 - to be split (issue 19)
             f"no member owns partitions {shown}{' ...' if len(uncovered) > 5 else ''}: topology incomplete"
         )
 
-    tasks_by_sub: dict[str, list[str]] = defaultdict(list)
-    for task_id in sources:
-        tasks_by_sub[task_id.rpartition("_")[0]].append(task_id)
-    configured = dict(configs.get("changelogs") or {})
-    changelog_subs: dict[str, str] = {}
-    warnings = []
+
+def _configured_source_changelogs(
+    group: Mapping[str, Any],
+    configured: Mapping[str, str],
+    subscribed: set[str],
+    tasks_by_sub: Mapping[str, list[str]],
+    sources: Mapping[str, set[tuple[str, int]]],
+) -> dict[str, str]:
+    """Source topics that `--app-configs` names as changelogs, by subtopology; the named subtopology must
+    read the topic, since a source-topic changelog is restored from the partition the task reads."""
     named = set(group.get("changelog_topics", []))
+    changelog_subs: dict[str, str] = {}
     for topic, sub in sorted(configured.items()):
-        # A source topic used as changelog: the named subtopology must read it.
         if topic in named or topic not in subscribed:
             continue
         if not any(t == topic for task in tasks_by_sub.get(sub, []) for t, _ in sources[task]):
             raise _Skip(f"--app-configs changelogs: source topic {topic} is not read by subtopology {sub!r}")
         changelog_subs[topic] = sub
-    for topic in group.get("changelog_topics", []):
-        if topic in configured:
-            if configured[topic] not in tasks_by_sub:
-                raise _Skip(f"--app-configs changelogs: {topic} -> subtopology {configured[topic]!r} unknown")
-            changelog_subs[topic] = configured[topic]
-            continue
-        fits = sorted(s for s, ids in tasks_by_sub.items() if len(ids) == counts.get(topic))
-        if stateful_subs & set(fits):
-            fits = sorted(stateful_subs & set(fits))
-        if len(fits) != 1:
-            raise _Skip(
-                f"changelog {topic}: {'no' if not fits else 'more than one'} subtopology can own it "
-                f"({', '.join(fits) or 'none'} fit): say which in --app-configs "
-                f'{{"{app_id}": {{"changelogs": {{"{topic}": "<subtopology>"}}}}}}'
-            )
-        changelog_subs[topic] = fits[0]
-        if fits[0] not in stateful_subs:
-            warnings.append(
-                f"{app_id}: changelog {topic} given to subtopology {fits[0]} by partition count alone"
-            )
-    rows = []
-    for task_id in sorted(sources, key=_sort_key):
-        sub, _, part = task_id.rpartition("_")
-        logs = [t for t, s in changelog_subs.items() if s == sub]
-        rows.append(
-            _task_row(
-                app_id,
-                task_id,
-                sources[task_id],
-                [(t, int(part)) for t in logs if int(part) < counts[t]],
-                [_store_name(app_id, t) for t in logs],
-            )
+    return changelog_subs
+
+
+def _changelog_owner(
+    app_id: str,
+    topic: str,
+    configured: Mapping[str, str],
+    tasks_by_sub: Mapping[str, list[str]],
+    stateful_subs: set[str],
+    counts: Mapping[str, int],
+) -> tuple[str, bool]:
+    """The subtopology owning a `<app>-<store>-changelog` topic, and whether only its partition count (no
+    sign of state) decided it: configured, else the one subtopology with as many tasks as partitions,
+    preferring those with state."""
+    if topic in configured:
+        if configured[topic] not in tasks_by_sub:
+            raise _Skip(f"--app-configs changelogs: {topic} -> subtopology {configured[topic]!r} unknown")
+        return configured[topic], False
+    fits = sorted(s for s, ids in tasks_by_sub.items() if len(ids) == counts.get(topic))
+    if stateful_subs & set(fits):
+        fits = sorted(stateful_subs & set(fits))
+    if len(fits) != 1:
+        raise _Skip(
+            f"changelog {topic}: {'no' if not fits else 'more than one'} subtopology can own it "
+            f"({', '.join(fits) or 'none'} fit): say which in --app-configs "
+            f'{{"{app_id}": {{"changelogs": {{"{topic}": "<subtopology>"}}}}}}'
         )
-    return rows, warnings
+    return fits[0], fits[0] not in stateful_subs
 
 
 # ------------------------------------------------------------------------------------ clients, offsets
@@ -464,7 +509,7 @@ def _streams_cluster_configs(group: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
-def snapshot_rows(  # noqa: C901 - to be split (issue 19)
+def snapshot_rows(
     snapshot: Mapping[str, Any],
     *,
     cluster_id: str | None = None,
@@ -477,7 +522,6 @@ def snapshot_rows(  # noqa: C901 - to be split (issue 19)
     tables: dict[str, list[dict]] = {name: [] for name in INPUT_TABLE_NAMES}
     collected, skipped, warnings = [], [], []
     used_topics: set[str] = set()
-    ends = snapshot.get("end_offsets", {})
     for group in sorted(snapshot.get("groups", []), key=lambda g: g["group_id"]):
         app_id = group["group_id"]
         if "error" in group:
@@ -485,62 +529,107 @@ def snapshot_rows(  # noqa: C901 - to be split (issue 19)
             continue
         configs = _configs_for(app_configs, app_id)
         try:
-            if group["type"] == "streams":
-                _check_streams(group)
-                tasks = streams_group_tasks(group, snapshot)
-                clients, offsets = streams_group_clients(group)
-                cluster_values, inferred = _streams_cluster_configs(group), {}
-                if "configs_error" in group:
-                    warnings.append(f"{app_id}: {group['configs_error']}; Kafka's defaults used")
-            else:
-                _check_classic(group)
-                tasks, task_warnings = classic_group_tasks(group, snapshot, configs)
-                warnings.extend(task_warnings)
-                clients, offsets = classic_group_clients(group)
-                cluster_values = {}
-                standbys: dict[str, int] = defaultdict(int)
-                for row in clients:
-                    for task in row["prev_standby_tasks"]:
-                        standbys[task] += 1
-                inferred = {"num_standby_replicas": max(standbys.values())} if standbys else {}
+            rows = _group_rows(group, snapshot, configs)
         except _Skip as e:
             skipped.append(SkippedGroup(app_id, str(e)))
             continue
         collected.append(app_id)
+        warnings.extend(rows.warnings)
         tables["applications"].append(
-            _application_row(app_id, group["type"], cluster, configs, cluster_values, inferred, at_ms)
-        )
-        tables["tasks"].extend(tasks)
-        tables["client_subscriptions"].extend(sorted(clients, key=lambda r: r["consumer_client_id"]))
-        tables["task_offsets"].extend(
-            sorted(offsets, key=lambda r: (r["consumer_client_id"], _sort_key(r["task_id"])))
-        )
-        changelogs = sorted({(c["topic"], c["partition"]) for t in tasks for c in t["changelog_partitions"]})
-        source_topics = {s["topic"] for t in tasks for s in t["source_partitions"]}
-        committed = group.get("committed_offsets", {})
-        for topic, partition in changelogs:
-            if topic not in source_topics:
-                end = ends.get(topic, {}).get(str(partition))
-            elif "committed_offsets_error" in group:
-                end = None
-            else:
-                # A source topic used as changelog: its committed offset (none committed yet: 0).
-                end = committed.get(topic, {}).get(str(partition), 0)
-            if end is None:
-                warnings.append(f"{app_id}: no end offset for {topic}-{partition}: lags unknown")
-                continue
-            tables["changelog_end_offsets"].append(
-                {"app_id": app_id, "topic": topic, "partition": partition, "end_offset": int(end)}
+            _application_row(
+                app_id, group["type"], cluster, configs, rows.cluster_values, rows.inferred, at_ms
             )
-        used_topics.update(
-            tp["topic"] for t in tasks for tp in (*t["source_partitions"], *t["changelog_partitions"])
         )
+        tables["tasks"].extend(rows.tasks)
+        tables["client_subscriptions"].extend(sorted(rows.clients, key=lambda r: r["consumer_client_id"]))
+        tables["task_offsets"].extend(
+            sorted(rows.offsets, key=lambda r: (r["consumer_client_id"], _sort_key(r["task_id"])))
+        )
+        end_offsets, missing = _end_offset_rows(group, rows.tasks, snapshot.get("end_offsets", {}))
+        tables["changelog_end_offsets"].extend(end_offsets)
+        warnings.extend(missing)
+        used_topics.update(
+            tp["topic"] for t in rows.tasks for tp in (*t["source_partitions"], *t["changelog_partitions"])
+        )
+    tables["partition_racks"].extend(_partition_rack_rows(snapshot, used_topics, cluster))
+    return SnapshotRows(tables, collected, skipped, cluster, at_ms, warnings)
+
+
+@dataclass(frozen=True)
+class _GroupRows:
+    """One collectable group's rows, and what its configs came from."""
+
+    tasks: list[dict]
+    clients: list[dict]
+    offsets: list[dict]
+    cluster_values: dict[str, Any]
+    inferred: dict[str, Any]
+    warnings: list[str]
+
+
+def _group_rows(
+    group: Mapping[str, Any], snapshot: Mapping[str, Any], configs: Mapping[str, Any]
+) -> _GroupRows:
+    """Rows of one group, by protocol; raises _Skip when the group cannot be planned from the snapshot."""
+    app_id = group["group_id"]
+    if group["type"] == "streams":
+        _check_streams(group)
+        tasks = streams_group_tasks(group, snapshot)
+        clients, offsets = streams_group_clients(group)
+        warnings = []
+        if "configs_error" in group:
+            warnings.append(f"{app_id}: {group['configs_error']}; Kafka's defaults used")
+        return _GroupRows(tasks, clients, offsets, _streams_cluster_configs(group), {}, warnings)
+    _check_classic(group)
+    tasks, task_warnings = classic_group_tasks(group, snapshot, configs)
+    clients, offsets = classic_group_clients(group)
+    return _GroupRows(tasks, clients, offsets, {}, _inferred_standby_replicas(clients), task_warnings)
+
+
+def _inferred_standby_replicas(clients: list[dict]) -> dict[str, int]:
+    """A classic group's standby count is not on the cluster: the most standbys any task has now."""
+    standbys: dict[str, int] = defaultdict(int)
+    for row in clients:
+        for task in row["prev_standby_tasks"]:
+            standbys[task] += 1
+    return {"num_standby_replicas": max(standbys.values())} if standbys else {}
+
+
+def _end_offset_rows(
+    group: Mapping[str, Any], tasks: list[dict], ends: Mapping[str, Mapping[str, int]]
+) -> tuple[list[dict], list[str]]:
+    """The changelog end offsets of one group's tasks, and a warning per partition without one."""
+    app_id = group["group_id"]
+    changelogs = sorted({(c["topic"], c["partition"]) for t in tasks for c in t["changelog_partitions"]})
+    source_topics = {s["topic"] for t in tasks for s in t["source_partitions"]}
+    committed = group.get("committed_offsets", {})
+    rows, warnings = [], []
+    for topic, partition in changelogs:
+        if topic not in source_topics:
+            end = ends.get(topic, {}).get(str(partition))
+        elif "committed_offsets_error" in group:
+            end = None
+        else:
+            # A source topic used as changelog: its committed offset (none committed yet: 0).
+            end = committed.get(topic, {}).get(str(partition), 0)
+        if end is None:
+            warnings.append(f"{app_id}: no end offset for {topic}-{partition}: lags unknown")
+            continue
+        rows.append({"app_id": app_id, "topic": topic, "partition": partition, "end_offset": int(end)})
+    return rows, warnings
+
+
+def _partition_rack_rows(
+    snapshot: Mapping[str, Any], used_topics: set[str], cluster: str | None
+) -> list[dict]:
+    """Replica racks of every partition the collected groups use; unknown (null) if any broker has none."""
     racks = {b["id"]: b.get("rack") for b in snapshot.get("brokers", [])}
+    rows = []
     for topic in sorted(used_topics):
         for p in snapshot["topics"][topic]["partitions"]:
             replica_racks = [racks.get(r) for r in p["replicas"]]
             known = None if (not replica_racks or None in replica_racks) else sorted(set(replica_racks))
-            tables["partition_racks"].append(
+            rows.append(
                 {"cluster_id": cluster, "topic": topic, "partition": p["partition"], "replica_racks": known}
             )
-    return SnapshotRows(tables, collected, skipped, cluster, at_ms, warnings)
+    return rows

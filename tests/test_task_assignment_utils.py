@@ -16,6 +16,7 @@ from fleet_assignor.assignor import (
     ProcessId,
     TaskAssignment,
     TaskId,
+    rack,
 )
 from fleet_assignor.assignor.task_assignment_utils import (
     AllowAllStandbyMoves,
@@ -57,17 +58,9 @@ def task_ids(assignments, n: int) -> set[TaskId]:
     return set(assignments[pid(n)].tasks())
 
 
-def rack_module():
-    """The rack optimizers (the rack engineer's `assignor.rack`) for §11.5 tests 1, 2, 5, 6."""
-    import assignor.rack
-
-    return assignor.rack
-
-
 # --- §11.5 ported ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
 def test_should_optimize_active_task_simple(strategy):
-    rack = rack_module()
     state = app_state(
         [stateful_task(TASK_0_0, ["rack-2"]), stateful_task(TASK_0_1, ["rack-1"])],
         [streams_state(1, 1, rack="rack-1"), streams_state(2, 1, rack="rack-2")],
@@ -86,7 +79,6 @@ def test_should_optimize_active_task_simple(strategy):
 
 @pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
 def test_should_optimize_standby_tasks_basic(strategy):
-    rack = rack_module()
     state = app_state(
         [stateful_task(TASK_0_0, ["rack-2"]), stateful_task(TASK_0_1, ["rack-3"])],
         [streams_state(n, 2, rack=f"rack-{n}") for n in (1, 2, 3)],
@@ -140,7 +132,6 @@ def test_should_assign_standby_tasks_by_client_load():
 
 @pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
 def test_should_not_violate_client_tags_assignment_during_standby_optimization(strategy):
-    rack = rack_module()
     state = app_state(
         [stateful_task(TASK_0_0, ["r1"]), stateful_task(TASK_0_1, ["r1"])],
         [
@@ -165,7 +156,6 @@ def test_should_not_violate_client_tags_assignment_during_standby_optimization(s
 @pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
 def test_should_optimize_standby_tasks_with_multiple_racks(strategy):
     # despite its name, Kafka's test runs the active optimizer on an explicit task set
-    rack = rack_module()
     state = app_state(
         [
             stateful_task(TASK_0_0, ["rack-1", "rack-2"]),
