@@ -1,10 +1,12 @@
-"""Multi-round simulation: feed each plan back as the next rebalance's previous assignment.
+"""Multi-round simulation on scenario dicts: feed each plan back as the next rebalance's previous assignment.
 
-Between two rounds the clients carry the plan out: every active runs (lag -2, caught up by definition),
-every standby and warmup restores `catch_up_per_round` records of its lag (None = fully caught up), and a
-client that dropped a task is taken to have discarded its state (lag = the full changelog). The changelogs
-themselves are frozen at the first round's end offsets. The simulation stops at the first plan that asks
-for no follow-up (converged) or after `max_rounds`.
+The notebook's view of `fleet_assignor.assignor.simulation` (one implementation, shared with the fleet
+job's rollout report); each round is shown as the scenario dict and result object it stands for. The
+semantics are that module's: between two rounds the clients carry the plan out: every active runs (lag -2,
+caught up by definition), every standby and warmup restores `catch_up_per_round` records of its lag
+(None = fully caught up), and a client that dropped a task is taken to have discarded its state (lag = the
+full changelog). The changelogs themselves are frozen at the first round's end offsets. The simulation
+stops at the first plan that asks for no follow-up (converged) or after `max_rounds`.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fleet_assignor.explore.planning import scenario_consumers
-
-RUNNING_ACTIVE_LAG = -2
-UNKNOWN_LAG = -3
+from fleet_assignor.assignor.distribution import ConsumerTasks
+from fleet_assignor.assignor.metrics import ClientTasks
+from fleet_assignor.assignor.planner import ClientResult
+from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.scenario import UNKNOWN_OFFSET, Scenario, load_scenario
+from fleet_assignor.assignor.simulation import next_round_scenario, simulate_rollout
+from fleet_assignor.assignor.task_id import TaskId
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,16 +90,6 @@ def end_offset_sums(scenario: Mapping) -> dict[str, int]:
     return sums
 
 
-def current_lag(client: Mapping, task: str, end_sum: int) -> int:
-    """A client's lag for a task as the planner reads it (-2 running, -3 and no state = the end sum)."""
-    _, prev_active, _ = scenario_consumers(client)
-    lags = client.get("lags") or {}
-    if task not in lags:
-        return RUNNING_ACTIVE_LAG if task in prev_active else end_sum
-    lag = int(lags[task])
-    return end_sum if lag == UNKNOWN_LAG else lag
-
-
 def next_scenario(
     scenario: Mapping, result: Mapping, *, end_sums: Mapping[str, int], catch_up_per_round: int | None
 ) -> dict:
@@ -102,47 +97,69 @@ def next_scenario(
 
     Clients keep their racks, tags and consumers; each consumer's history is what the plan gave it.
     """
-    nxt = copy.deepcopy(dict(scenario))
-    planned = {c["process_id"]: c for c in result.get("assignment") or []}
+    loaded = load_scenario(scenario)
+    nxt = next_round_scenario(
+        loaded,
+        [_client_result(entry) for entry in result.get("assignment") or []],
+        end_sums={TaskId.parse(task): int(end) for task, end in end_sums.items()},
+        catch_up_per_round=catch_up_per_round,
+        now_ms=loaded.now_ms,
+    )
+    return scenario_dict(scenario, nxt)
+
+
+def _client_result(entry: Mapping) -> ClientResult:
+    """A result object's client entry, typed (what the plan gave the client and each of its consumers)."""
+
+    def tasks(values: list[str] | None) -> frozenset[TaskId]:
+        return frozenset(TaskId.parse(t) for t in values or [])
+
+    consumers = {
+        cid: ConsumerTasks(tuple(tasks(owned.get("active"))), tuple(tasks(owned.get("standby"))))
+        for cid, owned in (entry.get("consumers") or {}).items()
+    }
+    return ClientResult(
+        ProcessId.parse(entry["process_id"]),
+        ClientTasks(tasks(entry.get("active")), tasks(entry.get("standby")), tasks(entry.get("warmup"))),
+        consumers,
+        entry.get("followup_rebalance_deadline_ms"),
+    )
+
+
+def scenario_dict(original: Mapping, scenario: Scenario) -> dict:
+    """``original`` with each client's history and lags replaced by ``scenario``'s (a carried-out round):
+    every other key (racks, tags, host info, configs, tasks) as written."""
+    nxt = copy.deepcopy(dict(original))
     clients = []
     for client in nxt.get("clients") or []:
-        plan = planned.get(client["process_id"], {"active": [], "standby": [], "consumers": {}})
-        consumer_ids, _, _ = scenario_consumers(client)
-        owned = plan.get("consumers") or {}
+        pid = ProcessId.parse(client["process_id"])
+        state = scenario.application_state.clients[pid]
         updated = {
             k: v
             for k, v in client.items()
-            if k not in ("prev_active", "prev_standby", "consumers", "threads")
+            if k not in ("prev_active", "prev_standby", "consumers", "threads", "lags")
         }
         updated["consumers"] = [
             {
-                "id": cid,
-                "prev_active": list((owned.get(cid) or {}).get("active") or []),
-                "prev_standby": list((owned.get(cid) or {}).get("standby") or []),
+                "id": c.consumer_id,
+                "prev_active": _texts(c.prev_active),
+                "prev_standby": _texts(c.prev_standby),
             }
-            for cid in consumer_ids
+            for c in scenario.consumers[pid]
         ]
-        updated["lags"] = _lags_after(client, plan, end_sums, catch_up_per_round)
+        updated["lags"] = {
+            # An unknown lag (lags not computed) is shown as the whole changelog, which reads back the same
+            # and keeps the frozen end-offset sums inferable from the dict.
+            str(task): scenario.end_offset_sums[task] if lag == UNKNOWN_OFFSET else lag
+            for task, lag in (state.task_lags or {}).items()
+        }
         clients.append(updated)
     nxt["clients"] = clients
     return nxt
 
 
-def _lags_after(
-    client: Mapping, plan: Mapping, end_sums: Mapping[str, int], rate: int | None
-) -> dict[str, int]:
-    actives = set(plan.get("active") or [])
-    standbys = set(plan.get("standby") or [])
-    lags = {}
-    for task, end_sum in end_sums.items():
-        if task in actives:
-            lags[task] = RUNNING_ACTIVE_LAG
-        elif task in standbys:
-            before = max(current_lag(client, task, end_sum), 0)  # a demoted active starts caught up
-            lags[task] = 0 if rate is None else max(before - rate, 0)
-        else:
-            lags[task] = end_sum
-    return lags
+def _texts(tasks: frozenset[TaskId]) -> list[str]:
+    return [str(t) for t in sorted(tasks)]
 
 
 def simulate(
@@ -158,29 +175,20 @@ def simulate(
     The next round happens at the earliest follow-up deadline of the plan (the probing interval after a
     probing plan, at once after an assignor failure).
     """
-    from fleet_assignor.assignor.planner import plan_scenario
-
-    if max_rounds < 1:
-        raise ValueError("max_rounds must be at least 1")
-    if catch_up_per_round is not None and catch_up_per_round < 0:
-        raise ValueError("catch_up_per_round must be >= 0 or None")
-    end_sums = end_offset_sums(scenario)
-    current, now = copy.deepcopy(dict(scenario)), now_ms
-    rounds: list[Round] = []
-    for number in range(1, max_rounds + 1):
-        result = plan_scenario(copy.deepcopy(current), assignor=assignor, now_ms=now)
-        rounds.append(Round(number, now, current, result))
-        if not result.get("probing_rebalance"):
-            return Simulation(tuple(rounds), converged=True)
-        current = next_scenario(current, result, end_sums=end_sums, catch_up_per_round=catch_up_per_round)
-        now = _next_rebalance_ms(result, now)
-    return Simulation(tuple(rounds), converged=False)
-
-
-def _next_rebalance_ms(result: Mapping, now_ms: int) -> int:
-    deadlines = [
-        c["followup_rebalance_deadline_ms"]
-        for c in result.get("assignment") or []
-        if c.get("followup_rebalance_deadline_ms") is not None
-    ]
-    return max(min(deadlines), now_ms) if deadlines else now_ms
+    original = copy.deepcopy(dict(scenario))
+    simulation = simulate_rollout(
+        load_scenario(original, now_ms=now_ms),
+        catch_up_per_round=catch_up_per_round,
+        max_rounds=max_rounds,
+        assignor=assignor,
+    )
+    rounds = tuple(
+        Round(
+            r.number,
+            r.now_ms,
+            copy.deepcopy(original) if r.number == 1 else scenario_dict(original, r.scenario),
+            r.result.as_dict(),
+        )
+        for r in simulation.rounds
+    )
+    return Simulation(rounds, converged=simulation.converged)

@@ -1,0 +1,261 @@
+"""Multi-round rollout simulation: each plan is carried out and fed back as the next rebalance's input.
+
+One implementation for the notebook's ``explore.simulate`` and the fleet job's rollout report, on typed
+objects (the next round's `Scenario` is derived from the plan, never re-parsed from a dict).
+
+The contract (unchanged from the first, dict-based version): between two rounds the clients carry the plan
+out. Every active runs (lag -2, caught up by definition); every standby and warmup restores
+``catch_up_per_round`` records of its lag (None = fully caught up; a demoted active starts caught up); a
+client that dropped a task is taken to have discarded its state (lag = the whole changelog). The
+changelogs themselves are frozen at the first round's end-offset sums. Each next round happens at the
+earliest follow-up deadline of the plan (the probing interval after a probing plan, at once after an
+assignor failure). The simulation stops at the first plan that asks for no follow-up (converged), after
+``max_rounds`` plans, or when ``time_budget_ms`` of wall time is spent (checked before each replan).
+
+Each round's scenario is exactly what `load_scenario` would build from the carried-out assignment written
+by hand (consumers with their new history, every changelog task's lag), so planning it equals planning
+that hand-written scenario (tests/test_explore_simulate.py).
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from fleet_assignor.assignor.distribution import ConsumerTasks
+from fleet_assignor.assignor.planner import ClientResult, PlanResult, plan
+from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, ConsumerHistory, Scenario
+from fleet_assignor.assignor.state import ApplicationState, KafkaStreamsState
+from fleet_assignor.assignor.task_id import TaskId
+
+_NO_TASKS: frozenset[TaskId] = frozenset()
+_NO_CONSUMER_TASKS = ConsumerTasks()
+
+
+class StopReason(enum.Enum):
+    """Why the simulation ended."""
+
+    CONVERGED = "CONVERGED"  # the last plan asks for no follow-up rebalance
+    MAX_ROUNDS = "MAX_ROUNDS"  # max_rounds plans and the last still asks for one
+    TIME_BUDGET = "TIME_BUDGET"  # the wall-time budget was spent before the next replan
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatedRound:
+    """One rebalance: the scenario planned (its ``now_ms`` is the round's instant) and the plan."""
+
+    number: int
+    scenario: Scenario
+    result: PlanResult
+
+    @property
+    def now_ms(self) -> int:
+        return self.scenario.now_ms
+
+    @property
+    def probing_rebalance(self) -> bool:
+        return self.result.probing_rebalance
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutSimulation:
+    rounds: tuple[SimulatedRound, ...]  # at least one
+    stop_reason: StopReason
+    end_offset_sums: Mapping[TaskId, int]  # the frozen changelogs: the first round's end-offset sums
+    catch_up_per_round: int | None
+    elapsed_ms: float  # wall time spent, the first plan included when the simulation made it
+
+    @property
+    def converged(self) -> bool:
+        return self.stop_reason is StopReason.CONVERGED
+
+    @property
+    def truncated(self) -> bool:
+        """A bound (rounds or time) ended the simulation while the last plan still asks for a follow-up."""
+        return not self.converged
+
+    @property
+    def probing_rebalances(self) -> int:
+        """Follow-up rebalances requested before the plan converged (or in all, if it did not)."""
+        return sum(r.probing_rebalance for r in self.rounds)
+
+    @property
+    def first(self) -> SimulatedRound:
+        return self.rounds[0]
+
+    @property
+    def last(self) -> SimulatedRound:
+        return self.rounds[-1]
+
+
+def check_limits(max_rounds: int, catch_up_per_round: int | None, time_budget_ms: float | None) -> None:
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+    if catch_up_per_round is not None and catch_up_per_round < 0:
+        raise ValueError(f"catch_up_per_round must be >= 0 or None, got {catch_up_per_round}")
+    if time_budget_ms is not None and time_budget_ms < 0:
+        raise ValueError(f"time_budget_ms must be >= 0 or None, got {time_budget_ms}")
+
+
+def simulate_rollout(
+    scenario: Scenario,
+    first: PlanResult | None = None,
+    *,
+    catch_up_per_round: int | None,
+    max_rounds: int = 10,
+    time_budget_ms: float | None = None,
+    assignor: str | None = None,
+    allowed_assignors: Collection[str] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> RolloutSimulation:
+    """Plan, carry out, replan... (module docstring). ``first``: the plan of ``scenario`` already made
+    (the job's), reused as round 1, so an application whose plan asks no follow-up is never replanned.
+
+    ``assignor`` and ``allowed_assignors`` are `plan`'s, used for every replan; ``clock`` returns seconds.
+    """
+    check_limits(max_rounds, catch_up_per_round, time_budget_ms)
+    started = clock()
+    if first is None:
+        first = plan(scenario, assignor=assignor, allowed_assignors=allowed_assignors)
+    end_sums = scenario.end_offset_sums
+    rounds = [SimulatedRound(1, scenario, first)]
+
+    def finish(reason: StopReason) -> RolloutSimulation:
+        elapsed_ms = (clock() - started) * 1000.0
+        return RolloutSimulation(tuple(rounds), reason, end_sums, catch_up_per_round, elapsed_ms)
+
+    while rounds[-1].probing_rebalance:
+        if len(rounds) >= max_rounds:
+            return finish(StopReason.MAX_ROUNDS)
+        if time_budget_ms is not None and (clock() - started) * 1000.0 >= time_budget_ms:
+            return finish(StopReason.TIME_BUDGET)
+        last = rounds[-1]
+        nxt = next_round_scenario(
+            last.scenario,
+            last.result.clients,
+            end_sums=end_sums,
+            catch_up_per_round=catch_up_per_round,
+            now_ms=next_rebalance_ms(last.result, last.now_ms),
+        )
+        result = plan(nxt, assignor=assignor, allowed_assignors=allowed_assignors)
+        rounds.append(SimulatedRound(last.number + 1, nxt, result))
+    return finish(StopReason.CONVERGED)
+
+
+def next_rebalance_ms(result: PlanResult, now_ms: int) -> int:
+    """The earliest follow-up deadline of the plan, never before ``now_ms`` (an overdue one is now)."""
+    asked = (c.followup_rebalance_deadline_ms for c in result.clients)
+    deadlines = [d for d in asked if d is not None]
+    return max(min(deadlines), now_ms) if deadlines else now_ms
+
+
+# --- carrying a plan out --------------------------------------------------------------------------------
+
+
+def current_lag(client: KafkaStreamsState, task: TaskId, end_sum: int) -> int:
+    """Records the client is behind on a changelog task: 0 when it runs it (-2), the whole changelog when
+    unknown (-3) or when it has no state for it."""
+    lag = (client.task_lags or {}).get(task)
+    if lag is None:
+        return 0 if task in client.previous_active_tasks else end_sum
+    if lag == LATEST_OFFSET:
+        return 0
+    return end_sum if lag == UNKNOWN_OFFSET else lag
+
+
+def lag_after_round(
+    client: KafkaStreamsState,
+    task: TaskId,
+    planned: ClientResult | None,
+    end_sum: int,
+    catch_up_per_round: int | None,
+) -> int:
+    """The lag the client reports for ``task`` at the next rebalance, having carried out ``planned``."""
+    if planned is None:
+        return end_sum
+    if task in planned.tasks.active:
+        return LATEST_OFFSET
+    if task in planned.tasks.standby:  # warmups included
+        if catch_up_per_round is None:
+            return 0
+        return max(current_lag(client, task, end_sum) - catch_up_per_round, 0)
+    return end_sum  # dropped (or never held): no state
+
+
+def next_round_scenario(
+    scenario: Scenario,
+    planned: Iterable[ClientResult],
+    *,
+    end_sums: Mapping[TaskId, int],
+    catch_up_per_round: int | None,
+    now_ms: int,
+) -> Scenario:
+    """The scenario of the next rebalance after the clients carried ``planned`` out (module docstring).
+
+    Clients keep their racks, tags, host info and consumers; each consumer's history is what the plan gave
+    it. A client the plan does not mention got nothing. ``end_sums`` are the frozen changelogs."""
+    by_pid = {c.process_id: c for c in planned}
+    raw_lags = {
+        pid: {
+            task: lag_after_round(client, task, by_pid.get(pid), end_sum, catch_up_per_round)
+            for task, end_sum in end_sums.items()
+        }
+        for pid, client in scenario.application_state.clients.items()
+    }
+    consumers = {
+        pid: _consumers_after(scenario.consumers[pid], by_pid.get(pid))
+        for pid in scenario.application_state.clients
+    }
+    clients = {
+        pid: _client_after(client, consumers[pid], raw_lags[pid], scenario.lags_computed)
+        for pid, client in scenario.application_state.clients.items()
+    }
+    state = scenario.application_state
+    return replace(
+        scenario,
+        application_state=ApplicationState(state.tasks, MappingProxyType(clients), state.configs, now_ms),
+        end_offset_sums=MappingProxyType(dict(end_sums)),  # the changelogs do not grow
+        consumers=MappingProxyType(consumers),
+        warnings=(),  # the carried-out scenario names only known tasks: nothing to warn about
+    )
+
+
+def _consumers_after(
+    consumers: tuple[ConsumerHistory, ...], planned: ClientResult | None
+) -> tuple[ConsumerHistory, ...]:
+    owned: Mapping[str, ConsumerTasks] = planned.consumers if planned is not None else {}
+    result = []
+    for consumer in consumers:
+        tasks = owned.get(consumer.consumer_id, _NO_CONSUMER_TASKS)
+        result.append(
+            ConsumerHistory(consumer.consumer_id, frozenset(tasks.active), frozenset(tasks.standby), True)
+        )
+    return tuple(result)
+
+
+def _client_after(
+    client: KafkaStreamsState,
+    consumers: tuple[ConsumerHistory, ...],
+    raw_lags: Mapping[TaskId, int],
+    lags_computed: bool,
+) -> KafkaStreamsState:
+    prev_active = _NO_TASKS.union(*(c.prev_active for c in consumers))
+    prev_standby = _NO_TASKS.union(*(c.prev_standby for c in consumers)) - prev_active
+    # Without end offsets only running actives know where they stand (as load_scenario reads such lags).
+    lags = (
+        raw_lags
+        if lags_computed
+        else {t: lag if lag == LATEST_OFFSET else UNKNOWN_OFFSET for t, lag in raw_lags.items()}
+    )
+    return replace(
+        client,
+        previous_active_tasks=prev_active,
+        previous_standby_tasks=prev_standby,
+        consumer_previous_stateful_tasks=MappingProxyType(
+            {c.consumer_id: c.prev_active | c.prev_standby for c in consumers}
+        ),
+        task_lags=MappingProxyType(dict(lags)),
+    )
