@@ -10,7 +10,8 @@ client that dropped a task is taken to have discarded its state (lag = the whole
 changelogs themselves are frozen at the first round's end-offset sums. Each next round happens at the
 earliest follow-up deadline of the plan (the probing interval after a probing plan, at once after an
 assignor failure). The simulation stops at the first plan that asks for no follow-up (converged), after
-``max_rounds`` plans, or when ``time_budget_ms`` of wall time is spent (checked before each replan).
+``max_rounds`` plans, or when more than ``time_budget_ms`` of wall time is spent (checked before each
+replan).
 
 Each round's scenario is exactly what `load_scenario` would build from the carried-out assignment written
 by hand (consumers with their new history, every changelog task's lag), so planning it equals planning
@@ -130,7 +131,7 @@ def simulate_rollout(
     while rounds[-1].probing_rebalance:
         if len(rounds) >= max_rounds:
             return finish(StopReason.MAX_ROUNDS)
-        if time_budget_ms is not None and (clock() - started) * 1000.0 >= time_budget_ms:
+        if time_budget_ms is not None and (clock() - started) * 1000.0 > time_budget_ms:
             return finish(StopReason.TIME_BUDGET)
         last = rounds[-1]
         nxt = next_round_scenario(
