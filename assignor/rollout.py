@@ -25,6 +25,7 @@ from fleet_assignor.assignor.scenario import Scenario
 from fleet_assignor.assignor.simulation import (
     RolloutSimulation,
     SimulatedRound,
+    SimulationLimits,
     StopReason,
     current_lag,
     simulate_rollout,
@@ -87,16 +88,29 @@ class RolloutSettings:
     # Plans per application, the first (the job's own) included: bounds the replans of a plan that keeps
     # asking for follow-ups.
     max_rounds: int = 10
-    # Wall time per application for the follow-up rounds; None = unbounded. A report cut short by it says
-    # so (stop_reason TIME_BUDGET): its figures then depend on the machine's speed.
-    time_budget_ms: float | None = 200.0
+    # Each follow-up round replans the application, which costs about what its first plan did. The
+    # replans of one application may add up to this many tasks (a replan counts the application's task
+    # count): a 10-task application gets up to 4 follow-up rounds, a 20-task one 2, a 40-task one 1, a
+    # bigger one none (stop_reason REPLAN_BUDGET; its totals are then lower bounds). On the synthetic fleet,
+    # where over half the applications ask for follow-ups, 40 keeps the report near half of the planning
+    # time (benchmarks/bench_rollout.py); None = no bound. Deterministic, unlike the time budget.
+    max_replanned_tasks: int | None = 40
+    # Wall time per application, a safety net for what the task budget does not foresee; None = none. A
+    # report cut short by it says so (stop_reason TIME_BUDGET): its figures then depend on the machine.
+    time_budget_ms: float | None = 50.0
     thresholds: RolloutThresholds = RolloutThresholds()
 
     def __post_init__(self) -> None:
         _require_number("restore_records_per_second", self.restore_records_per_second, 1e-9)
         _require_number("max_rounds", self.max_rounds, 1, integer=True)
+        if self.max_replanned_tasks is not None:
+            _require_number("max_replanned_tasks", self.max_replanned_tasks, 0, integer=True)
         if self.time_budget_ms is not None:
             _require_number("time_budget_ms", self.time_budget_ms, 0)
+
+    @property
+    def limits(self) -> SimulationLimits:
+        return SimulationLimits(self.max_rounds, self.max_replanned_tasks, self.time_budget_ms)
 
     def catch_up_per_round(self, probing_rebalance_interval_ms: int) -> int:
         """Records a standby or warmup restores between two probing rebalances."""
@@ -134,7 +148,6 @@ class Risk(enum.Enum):
     LARGE_RESTORE = "large_restore"  # restore_records > max_restore_records
     SLOW_ROLLOUT = "slow_rollout"  # estimated_duration_ms > max_rollout_ms
     NOT_CONVERGED = "not_converged"  # still asking for follow-ups after max_rounds plans
-    SIMULATION_TIME_BUDGET = "simulation_time_budget"  # the time budget ended the simulation
     ACTIVE_BALANCE_WORSE = "active_balance_worse"  # per-thread active spread grew beyond the tolerance
     STANDBY_BALANCE_WORSE = "standby_balance_worse"  # per-thread standby spread grew beyond the tolerance
     RACK_TRAFFIC_WORSE = "rack_traffic_worse"  # cross-rack partitions grew beyond the tolerance
@@ -179,7 +192,8 @@ class RolloutReport:
     standby_moves_fraction: float
     warmup_moves_fraction: float
     restore_records: int  # changelog records restored until the last plan is fully in effect
-    # max - min over the clients of actives (standbys, warmups included) per thread and per client
+    # max - min over the clients of actives (standbys) per thread and per client; "after" leaves the last
+    # plan's warmups out (transient), "before" cannot tell the previous ones from standbys
     active_balance_per_thread_before: float
     active_balance_per_thread_after: float
     active_balance_per_client_before: int
@@ -189,7 +203,7 @@ class RolloutReport:
     standby_balance_per_client_before: int
     standby_balance_per_client_after: int
     cross_rack_before: int | None  # None when a rack is unknown
-    cross_rack_after: int | None
+    cross_rack_after: int | None  # the last plan's warmups left out
     probing_rebalances: int  # follow-up rebalances the simulated plans asked for
     total_active_moves: int  # over all simulated plans
     total_standby_moves: int
@@ -236,8 +250,7 @@ def rollout_report(
         scenario,
         planned,
         catch_up_per_round=settings.catch_up_per_round(interval),
-        max_rounds=settings.max_rounds,
-        time_budget_ms=settings.time_budget_ms,
+        limits=settings.limits,
         assignor=assignor,
         allowed_assignors=allowed_assignors,
         clock=clock,
@@ -267,7 +280,7 @@ def report_of(simulation: RolloutSimulation, settings: RolloutSettings) -> Rollo
         **balances("active", first.scenario, before_active, last.scenario, after_active),
         **balances("standby", first.scenario, before_standby, last.scenario, after_standby),
         cross_rack_before=previous_cross_rack(first.scenario),
-        cross_rack_after=last.result.metrics.cross_rack_cost,
+        cross_rack_after=kept_cross_rack(last),
         probing_rebalances=simulation.probing_rebalances,
         total_active_moves=sum(r.result.metrics.active_moves for r in simulation.rounds),
         total_standby_moves=sum(r.result.metrics.standby_moves for r in simulation.rounds),
@@ -346,10 +359,11 @@ def previous_tasks(scenario: Scenario) -> tuple[dict[Any, int], dict[Any, int]]:
 
 
 def planned_tasks(round_: SimulatedRound) -> tuple[dict[Any, int], dict[Any, int]]:
-    """Per client, how many actives and standbys (warmups included) the round's plan gives it."""
+    """Per client, how many actives and standbys the round's plan gives it to keep: warmups are left out,
+    they go once caught up (a converged plan has none; one cut short by a bound may)."""
     return (
         {c.process_id: len(c.tasks.active) for c in round_.result.clients},
-        {c.process_id: len(c.tasks.standby) for c in round_.result.clients},
+        {c.process_id: len(c.tasks.standby - c.tasks.warmup) for c in round_.result.clients},
     )
 
 
@@ -385,6 +399,17 @@ def spread(values: list[float] | list[int]) -> float:
     return float(max(values) - min(values)) if values else 0.0
 
 
+def kept_cross_rack(round_: SimulatedRound) -> int | None:
+    """Cross-rack partitions of what the round's plan keeps (its warmups left out, as in the balance)."""
+    if not any(c.tasks.warmup for c in round_.result.clients):
+        return round_.result.metrics.cross_rack_cost  # the same count, already made
+    kept = {
+        c.process_id: ClientTasks(c.tasks.active, c.tasks.standby - c.tasks.warmup)
+        for c in round_.result.clients
+    }
+    return cross_rack_cost(round_.scenario, kept)
+
+
 def previous_cross_rack(scenario: Scenario) -> int | None:
     """Cross-rack partitions of the previous assignment, counted as the plan's are."""
     previous = {
@@ -410,7 +435,7 @@ def assess_risks(
         ),
         RiskFlag(Risk.LARGE_RESTORE, report.restore_records, limits.max_restore_records),
         RiskFlag(Risk.SLOW_ROLLOUT, report.estimated_duration_ms, limits.max_rollout_ms),
-        *truncation_flags(simulation, settings),
+        *not_converged_flags(simulation, settings),
         RiskFlag(
             Risk.ACTIVE_BALANCE_WORSE,
             report.active_balance_per_thread_after,
@@ -426,15 +451,14 @@ def assess_risks(
     return tuple(flag for flag in candidates if flag.value > flag.threshold)
 
 
-def truncation_flags(simulation: RolloutSimulation, settings: RolloutSettings) -> list[RiskFlag]:
-    """A simulation cut short by a bound. By rounds: the plans asked for more follow-up rebalances
-    (``probing_rebalances``) than the ``max_rounds - 1`` that ``max_rounds`` plans can follow. By time: the
-    wall ms spent is above the budget."""
-    if simulation.stop_reason is StopReason.MAX_ROUNDS:
-        return [RiskFlag(Risk.NOT_CONVERGED, simulation.probing_rebalances, settings.max_rounds - 1)]
-    if simulation.stop_reason is StopReason.TIME_BUDGET and settings.time_budget_ms is not None:
-        return [RiskFlag(Risk.SIMULATION_TIME_BUDGET, simulation.elapsed_ms, settings.time_budget_ms)]
-    return []
+def not_converged_flags(simulation: RolloutSimulation, settings: RolloutSettings) -> list[RiskFlag]:
+    """The plans asked for more follow-up rebalances than the ``max_rounds - 1`` that ``max_rounds`` plans
+    can follow. A simulation cut short by the task or time budget raises no flag: that is the report's
+    cost bound, not the plan's risk (its ``truncated`` and ``stop_reason`` say so, and the durations and
+    totals are then lower bounds, which the other flags still read)."""
+    if simulation.stop_reason is not StopReason.MAX_ROUNDS:
+        return []
+    return [RiskFlag(Risk.NOT_CONVERGED, simulation.probing_rebalances, settings.max_rounds - 1)]
 
 
 def rack_traffic_flags(report: RolloutReport, limits: RolloutThresholds) -> list[RiskFlag]:

@@ -9,9 +9,8 @@ out. Every active runs (lag -2, caught up by definition); every standby and warm
 client that dropped a task is taken to have discarded its state (lag = the whole changelog). The
 changelogs themselves are frozen at the first round's end-offset sums. Each next round happens at the
 earliest follow-up deadline of the plan (the probing interval after a probing plan, at once after an
-assignor failure). The simulation stops at the first plan that asks for no follow-up (converged), after
-``max_rounds`` plans, or when more than ``time_budget_ms`` of wall time is spent (checked before each
-replan).
+assignor failure). The simulation stops at the first plan that asks for no follow-up (converged), or
+before a replan that a bound forbids (`SimulationLimits`: rounds, replanned tasks, wall time).
 
 Each round's scenario is exactly what `load_scenario` would build from the carried-out assignment written
 by hand (consumers with their new history, every changelog task's lag), so planning it equals planning
@@ -41,6 +40,7 @@ class StopReason(enum.Enum):
 
     CONVERGED = "CONVERGED"  # the last plan asks for no follow-up rebalance
     MAX_ROUNDS = "MAX_ROUNDS"  # max_rounds plans and the last still asks for one
+    REPLAN_BUDGET = "REPLAN_BUDGET"  # the next replan would exceed max_replanned_tasks
     TIME_BUDGET = "TIME_BUDGET"  # the wall-time budget was spent before the next replan
 
 
@@ -92,13 +92,42 @@ class RolloutSimulation:
         return self.rounds[-1]
 
 
-def check_limits(max_rounds: int, catch_up_per_round: int | None, time_budget_ms: float | None) -> None:
-    if max_rounds < 1:
-        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
-    if catch_up_per_round is not None and catch_up_per_round < 0:
-        raise ValueError(f"catch_up_per_round must be >= 0 or None, got {catch_up_per_round}")
-    if time_budget_ms is not None and time_budget_ms < 0:
-        raise ValueError(f"time_budget_ms must be >= 0 or None, got {time_budget_ms}")
+@dataclass(frozen=True, slots=True)
+class SimulationLimits:
+    """Bounds on the follow-up rounds of one application (the first plan is always there).
+
+    ``max_replanned_tasks`` is a deterministic cost bound: a replan costs the application's task count, and
+    the replans of one simulation may add up to at most this many (None = unbounded), so a big application
+    gets fewer follow-up rounds than a small one and the same inputs always simulate the same rounds.
+    ``time_budget_ms`` is a wall-time safety net (None = none): once the simulation has spent more, it
+    stops before the next replan, so its figures then depend on the machine.
+    """
+
+    max_rounds: int = 10
+    max_replanned_tasks: int | None = None
+    time_budget_ms: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_rounds < 1:
+            raise ValueError(f"max_rounds must be at least 1, got {self.max_rounds}")
+        if self.max_replanned_tasks is not None and self.max_replanned_tasks < 0:
+            raise ValueError(f"max_replanned_tasks must be >= 0 or None, got {self.max_replanned_tasks}")
+        if self.time_budget_ms is not None and self.time_budget_ms < 0:
+            raise ValueError(f"time_budget_ms must be >= 0 or None, got {self.time_budget_ms}")
+
+    def stop_before_replan(self, rounds: int, replanned_tasks: int, elapsed_ms: float) -> StopReason | None:
+        """Why not to plan round ``rounds + 1`` of a plan that asks a follow-up (None: go on).
+        ``replanned_tasks``: what the replans so far plus this one would add up to."""
+        if rounds >= self.max_rounds:
+            return StopReason.MAX_ROUNDS
+        if self.max_replanned_tasks is not None and replanned_tasks > self.max_replanned_tasks:
+            return StopReason.REPLAN_BUDGET
+        if self.time_budget_ms is not None and elapsed_ms > self.time_budget_ms:
+            return StopReason.TIME_BUDGET
+        return None
+
+
+UNBOUNDED_BUT_ROUNDS = SimulationLimits()  # the default 10 rounds, no task or time budget
 
 
 def simulate_rollout(
@@ -106,8 +135,7 @@ def simulate_rollout(
     first: PlanResult | None = None,
     *,
     catch_up_per_round: int | None,
-    max_rounds: int = 10,
-    time_budget_ms: float | None = None,
+    limits: SimulationLimits = UNBOUNDED_BUT_ROUNDS,
     assignor: str | None = None,
     allowed_assignors: Collection[str] | None = None,
     clock: Callable[[], float] = time.perf_counter,
@@ -117,22 +145,23 @@ def simulate_rollout(
 
     ``assignor`` and ``allowed_assignors`` are `plan`'s, used for every replan; ``clock`` returns seconds.
     """
-    check_limits(max_rounds, catch_up_per_round, time_budget_ms)
+    if catch_up_per_round is not None and catch_up_per_round < 0:
+        raise ValueError(f"catch_up_per_round must be >= 0 or None, got {catch_up_per_round}")
     started = clock()
     if first is None:
         first = plan(scenario, assignor=assignor, allowed_assignors=allowed_assignors)
     end_sums = scenario.end_offset_sums
     rounds = [SimulatedRound(1, scenario, first)]
+    replan_cost = len(scenario.application_state.tasks)
 
     def finish(reason: StopReason) -> RolloutSimulation:
         elapsed_ms = (clock() - started) * 1000.0
         return RolloutSimulation(tuple(rounds), reason, end_sums, catch_up_per_round, elapsed_ms)
 
     while rounds[-1].probing_rebalance:
-        if len(rounds) >= max_rounds:
-            return finish(StopReason.MAX_ROUNDS)
-        if time_budget_ms is not None and (clock() - started) * 1000.0 > time_budget_ms:
-            return finish(StopReason.TIME_BUDGET)
+        stop = limits.stop_before_replan(len(rounds), len(rounds) * replan_cost, (clock() - started) * 1000.0)
+        if stop is not None:
+            return finish(stop)
         last = rounds[-1]
         nxt = next_round_scenario(
             last.scenario,

@@ -22,7 +22,7 @@ from fleet_assignor.assignor.metrics import ClientTasks
 from fleet_assignor.assignor.planner import ClientResult
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.scenario import UNKNOWN_OFFSET, Scenario, load_scenario
-from fleet_assignor.assignor.simulation import next_round_scenario, simulate_rollout
+from fleet_assignor.assignor.simulation import SimulationLimits, next_round_scenario, simulate_rollout
 from fleet_assignor.assignor.task_id import TaskId
 
 
@@ -179,7 +179,7 @@ def simulate(
     simulation = simulate_rollout(
         load_scenario(original, now_ms=now_ms),
         catch_up_per_round=catch_up_per_round,
-        max_rounds=max_rounds,
+        limits=SimulationLimits(max_rounds=max_rounds),
         assignor=assignor,
     )
     rounds = tuple(

@@ -247,9 +247,21 @@ def test_truncated_by_the_time_budget():
         StopReason.TIME_BUDGET,
         True,
     )
-    flag = report.risk(Risk.SIMULATION_TIME_BUDGET)
-    assert (flag.value, flag.threshold) == (3_000.0, 1_500.0)
-    assert report.risk(Risk.NOT_CONVERGED) is None
+    assert report.simulation_ms == 3_000.0
+    assert report.risks == ()  # the report's cost bound, not the plan's risk
+
+
+def test_truncated_by_the_replan_budget():
+    # each replan of the two-task application costs 2: the first brings the replans to 2, the second to 4
+    within = report_of(two_clients(), replace(SLOW, max_replanned_tasks=4))
+    assert (within.rounds_simulated, within.converged) == (3, True)
+    report = report_of(two_clients(), replace(SLOW, max_replanned_tasks=3))
+    assert (report.rounds_simulated, report.stop_reason) == (2, StopReason.REPLAN_BUDGET)
+    # the last plan still has B's warmup: transient, so not a standby to balance
+    assert (report.standby_balance_per_thread_after, report.standby_balance_per_client_after) == (0.0, 0)
+    assert report.risks == ()  # the report's cost bound, not the plan's risk
+    none_at_all = report_of(two_clients(), replace(SLOW, max_replanned_tasks=0))
+    assert (none_at_all.rounds_simulated, none_at_all.probing_rebalances) == (1, 1)
 
 
 def test_slow_convergence_is_flagged():
@@ -282,6 +294,7 @@ def test_settings_from_a_conf_table():
         ({"restore_records_per_second": 0}, r"restore_records_per_second must be >= "),
         ({"restore_records_per_second": float("inf")}, r"restore_records_per_second must be a number"),
         ({"time_budget_ms": -1}, r"time_budget_ms must be >= 0"),
+        ({"max_replanned_tasks": -1}, r"max_replanned_tasks must be >= 0"),
         ({"thresholds": {"max_rollout_ms": True}}, r"max_rollout_ms must be an integer"),
         ({"thresholds": {"most_tasks_move_fraction": -0.1}}, r"most_tasks_move_fraction must be >= 0"),
     ],
@@ -300,7 +313,9 @@ def _examples(scenarios_dir):
 
 @pytest.mark.parametrize("rate", [1.0, 100.0, 100_000.0])
 def test_properties_over_the_examples(scenarios_dir, rate):
-    settings = RolloutSettings(restore_records_per_second=rate, max_rounds=6, time_budget_ms=None)
+    settings = RolloutSettings(
+        restore_records_per_second=rate, max_rounds=6, max_replanned_tasks=None, time_budget_ms=None
+    )
     for scenario_dict in _examples(scenarios_dir):
         scenario = load_scenario(scenario_dict, now_ms=NOW)
         planned = plan(scenario)
@@ -330,6 +345,8 @@ def test_properties_over_the_examples(scenarios_dir, rate):
 
 def test_some_example_needs_follow_up_rounds(scenarios_dir):
     """The properties above are not vacuous: a slow restore makes some example simulate several rounds."""
-    slow = RolloutSettings(restore_records_per_second=1.0, max_rounds=6, time_budget_ms=None)
+    slow = RolloutSettings(
+        restore_records_per_second=1.0, max_rounds=6, max_replanned_tasks=None, time_budget_ms=None
+    )
     rounds = [report_of(s, slow).rounds_simulated for s in _examples(scenarios_dir)]
     assert max(rounds) > 2
