@@ -21,6 +21,7 @@ from typing import Any
 from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.assignor.metrics import ClientTasks, cross_rack_cost
 from fleet_assignor.assignor.planner import PlanResult
+from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.scenario import Scenario
 from fleet_assignor.assignor.simulation import (
     RolloutSimulation,
@@ -349,7 +350,7 @@ def estimated_duration_ms(simulation: RolloutSimulation, settings: RolloutSettin
 # --- balance and racks -----------------------------------------------------------------------------------
 
 
-def previous_tasks(scenario: Scenario) -> tuple[dict[Any, int], dict[Any, int]]:
+def previous_tasks(scenario: Scenario) -> tuple[dict[ProcessId, int], dict[ProcessId, int]]:
     """Per client, how many actives and standbys it held before the plan."""
     clients = scenario.application_state.clients.values()
     return (
@@ -358,7 +359,7 @@ def previous_tasks(scenario: Scenario) -> tuple[dict[Any, int], dict[Any, int]]:
     )
 
 
-def planned_tasks(round_: SimulatedRound) -> tuple[dict[Any, int], dict[Any, int]]:
+def planned_tasks(round_: SimulatedRound) -> tuple[dict[ProcessId, int], dict[ProcessId, int]]:
     """Per client, how many actives and standbys the round's plan gives it to keep: warmups are left out,
     they go once caught up (a converged plan has none; one cut short by a bound may)."""
     return (
@@ -370,9 +371,9 @@ def planned_tasks(round_: SimulatedRound) -> tuple[dict[Any, int], dict[Any, int
 def balances(
     kind: str,
     before: Scenario,
-    before_counts: Mapping[Any, int],
+    before_counts: Mapping[ProcessId, int],
     after: Scenario,
-    after_counts: Mapping[Any, int],
+    after_counts: Mapping[ProcessId, int],
 ) -> dict[str, Any]:
     """The report's four balance fields of one kind of task."""
     was, now = balance(before, before_counts), balance(after, after_counts)
@@ -384,7 +385,7 @@ def balances(
     }
 
 
-def balance(scenario: Scenario, counts: Mapping[Any, int]) -> Balance:
+def balance(scenario: Scenario, counts: Mapping[ProcessId, int]) -> Balance:
     """Max - min over the scenario's clients (one missing from ``counts`` holds none), per thread and per
     client."""
     clients = scenario.application_state.clients.values()
