@@ -91,11 +91,11 @@ class RolloutSettings:
     max_rounds: int = 10
     # Each follow-up round replans the application, which costs about what its first plan did. The
     # replans of one application may add up to this many tasks (a replan counts the application's task
-    # count): a 10-task application gets up to 4 follow-up rounds, a 20-task one 2, a 40-task one 1, a
-    # bigger one none (stop_reason REPLAN_BUDGET; its totals are then lower bounds). On the synthetic fleet,
-    # where over half the applications ask for follow-ups, 40 keeps the report near half of the planning
-    # time (benchmarks/bench_rollout.py); None = no bound. Deterministic, unlike the time budget.
-    max_replanned_tasks: int | None = 40
+    # count): a 10-task application gets up to 3 follow-up rounds, a 15-task one 2, one of up to 30 tasks
+    # 1, a bigger one none (stop_reason REPLAN_BUDGET; its totals are then lower bounds). On the synthetic
+    # fleet, where over half the applications ask for follow-ups, 30 keeps the report under half of the
+    # planning time (benchmarks/bench_rollout.py); None = no bound. Deterministic, unlike the time budget.
+    max_replanned_tasks: int | None = 30
     # Wall time per application, a safety net for what the task budget does not foresee; None = none. A
     # report cut short by it says so (stop_reason TIME_BUDGET): its figures then depend on the machine.
     time_budget_ms: float | None = 50.0

@@ -75,7 +75,7 @@ class RolloutSimulation:
 
     @property
     def truncated(self) -> bool:
-        """A bound (rounds or time) ended the simulation while the last plan still asks for a follow-up."""
+        """A bound (`SimulationLimits`) ended the simulation while the last plan still asks a follow-up."""
         return not self.converged
 
     @property
