@@ -77,6 +77,7 @@ bench:
 	$(PY) -m benchmarks.bench_assignors
 	$(PY) -m benchmarks.bench_rack
 	$(PY) -m benchmarks.bench_fleet
+	$(PY) -m benchmarks.bench_rollout
 
 # Ours vs Kafka's own assignors in one run: benchmarks/results/kafka_ratios.json + the table in docs/performance.md.
 bench-kafka:
