@@ -268,6 +268,7 @@ def report_of(simulation: RolloutSimulation, settings: RolloutSettings) -> Rollo
     warmup_moves = [new_warmups(r) for r in simulation.rounds]
     before_active, before_standby = previous_tasks(first.scenario)
     after_active, after_standby = planned_tasks(last)
+    last_behind = still_behind(simulation)
     return RolloutReport(
         tasks=tasks,
         stateful_tasks=metrics.num_stateful_tasks,
@@ -277,7 +278,7 @@ def report_of(simulation: RolloutSimulation, settings: RolloutSettings) -> Rollo
         active_moves_fraction=fraction(metrics.active_moves, tasks),
         standby_moves_fraction=fraction(metrics.standby_moves, tasks),
         warmup_moves_fraction=fraction(warmup_moves[0], tasks),
-        restore_records=restore_records(simulation),
+        restore_records=restore_records(simulation, last_behind),
         **balances("active", first.scenario, before_active, last.scenario, after_active),
         **balances("standby", first.scenario, before_standby, last.scenario, after_standby),
         cross_rack_before=previous_cross_rack(first.scenario),
@@ -287,7 +288,7 @@ def report_of(simulation: RolloutSimulation, settings: RolloutSettings) -> Rollo
         total_standby_moves=sum(r.result.metrics.standby_moves for r in simulation.rounds),
         total_warmup_moves=sum(warmup_moves),
         catch_up_per_round=simulation.catch_up_per_round or 0,
-        estimated_duration_ms=estimated_duration_ms(simulation, settings),
+        estimated_duration_ms=estimated_duration_ms(simulation, last_behind, settings),
         converged=simulation.converged,
         rounds_simulated=len(simulation.rounds),
         truncated=simulation.truncated,
@@ -326,25 +327,30 @@ def placements(round_: SimulatedRound, end_sums: Mapping[TaskId, int]) -> Iterab
             yield task in planned.tasks.active, lag
 
 
-def restore_records(simulation: RolloutSimulation) -> int:
+def still_behind(simulation: RolloutSimulation) -> list[int]:
+    """What each changelog task the last plan places is behind on its client."""
+    return [lag for _, lag in placements(simulation.last, simulation.end_offset_sums)]
+
+
+def restore_records(simulation: RolloutSimulation, last_behind: list[int]) -> int:
     """Records restored over the rounds: an active restores all it is behind before it runs, a standby or
     warmup catches up by at most the per-round amount between rounds; and the last plan's tasks restore
-    everything they are still behind, which is what "fully in effect" takes."""
+    everything they are still behind (``last_behind``), which is what "fully in effect" takes."""
     catch_up = simulation.catch_up_per_round
     total = 0
     for round_ in simulation.rounds[:-1]:
         for active, lag in placements(round_, simulation.end_offset_sums):
             total += lag if active or catch_up is None else min(lag, catch_up)
-    total += sum(lag for _, lag in placements(simulation.last, simulation.end_offset_sums))
-    return min(total, MAX_LONG)
+    return min(total + sum(last_behind), MAX_LONG)
 
 
-def estimated_duration_ms(simulation: RolloutSimulation, settings: RolloutSettings) -> int:
+def estimated_duration_ms(
+    simulation: RolloutSimulation, last_behind: list[int], settings: RolloutSettings
+) -> int:
     """From the first plan to the last one (the probing intervals in between), plus the time the last
     plan's slowest task takes to restore what it is behind (tasks restore in parallel)."""
     rounds_ms = simulation.last.now_ms - simulation.first.now_ms
-    behind = max((lag for _, lag in placements(simulation.last, simulation.end_offset_sums)), default=0)
-    return min(rounds_ms + settings.restore_ms(behind), MAX_LONG)
+    return min(rounds_ms + settings.restore_ms(max(last_behind, default=0)), MAX_LONG)
 
 
 # --- balance and racks -----------------------------------------------------------------------------------
