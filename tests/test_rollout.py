@@ -26,6 +26,7 @@ from fleet_assignor.assignor.rollout import (
 from fleet_assignor.assignor.scenario import load_scenario
 from fleet_assignor.assignor.simulation import StopReason
 from fleet_assignor.explore.scripted import plan_config
+from tests.scenario_generator import generate_scenarios
 from tests.test_explore_simulate import INTERVAL, NOW, A, B, two_clients
 
 C = "00000000-0000-0000-0000-000000000003"
@@ -311,42 +312,55 @@ def _examples(scenarios_dir):
     return [json.loads(p.read_text()) for p in sorted(scenarios_dir.glob("example-*.json"))]
 
 
+def check_properties(scenario_dict: dict, settings: RolloutSettings) -> RolloutReport:
+    """Invariants of any report, and that explore.simulate (the same simulation) walks the same rounds."""
+    scenario = load_scenario(scenario_dict, now_ms=NOW)
+    planned = plan(scenario)
+    report = rollout_report(scenario, planned, settings)
+    app = scenario_dict["app_id"]
+    assert report.total_active_moves >= report.active_moves, app
+    assert report.total_standby_moves >= report.standby_moves, app
+    assert report.total_warmup_moves >= report.warmup_moves, app
+    assert report.warmup_moves <= planned.metrics.warmups, app
+    assert report.restore_records >= planned.metrics.restore_lag, app
+    assert report.active_moves_fraction == pytest.approx(report.active_moves / max(report.tasks, 1)), app
+    # every round but the last asks a follow-up; the last does exactly when the simulation was cut short
+    assert report.probing_rebalances == report.rounds_simulated - (1 if report.converged else 0), app
+    assert report.converged != report.truncated, app
+    assert report.estimated_duration_ms >= 0, app
+    assert all(flag.value > flag.threshold for flag in report.risks), app
+    sim = explore.simulate(
+        scenario_dict,
+        now_ms=NOW,
+        catch_up_per_round=report.catch_up_per_round,
+        max_rounds=settings.max_rounds,
+    )
+    assert (len(sim.rounds), sim.converged) == (report.rounds_simulated, report.converged), app
+    assert int(sim.summary()["active_moves"].sum()) == report.total_active_moves, app
+    assert sim.rounds[-1].probing_rebalance == (not report.converged), app
+    return report
+
+
+UNBOUNDED = {"max_rounds": 6, "max_replanned_tasks": None, "time_budget_ms": None}
+
+
 @pytest.mark.parametrize("rate", [1.0, 100.0, 100_000.0])
 def test_properties_over_the_examples(scenarios_dir, rate):
-    settings = RolloutSettings(
-        restore_records_per_second=rate, max_rounds=6, max_replanned_tasks=None, time_budget_ms=None
-    )
+    settings = RolloutSettings(restore_records_per_second=rate, **UNBOUNDED)
     for scenario_dict in _examples(scenarios_dir):
-        scenario = load_scenario(scenario_dict, now_ms=NOW)
-        planned = plan(scenario)
-        report = rollout_report(scenario, planned, settings)
-        app = scenario_dict["app_id"]
-        assert report.total_active_moves >= report.active_moves, app
-        assert report.total_standby_moves >= report.standby_moves, app
-        assert report.total_warmup_moves >= report.warmup_moves, app
-        assert report.warmup_moves <= planned.metrics.warmups, app
-        assert report.restore_records >= planned.metrics.restore_lag, app
-        assert report.active_moves_fraction == pytest.approx(report.active_moves / report.tasks), app
-        # every round but the last asks a follow-up; the last does exactly when the simulation was cut short
-        assert report.probing_rebalances == report.rounds_simulated - (1 if report.converged else 0), app
-        assert report.converged != report.truncated
-        assert report.estimated_duration_ms >= (report.rounds_simulated - 1) * (
-            scenario.application_state.configs.probing_rebalance_interval_ms
-        ), app
-        assert all(flag.value > flag.threshold for flag in report.risks), app
-        # one simulation: the notebook's view walks the same rounds
-        sim = explore.simulate(
-            scenario_dict, now_ms=NOW, catch_up_per_round=report.catch_up_per_round, max_rounds=6
-        )
-        assert (len(sim.rounds), sim.converged) == (report.rounds_simulated, report.converged), app
-        assert int(sim.summary()["active_moves"].sum()) == report.total_active_moves, app
-        assert sim.rounds[-1].probing_rebalance == (not report.converged), app
+        report = check_properties(scenario_dict, settings)
+        # high_availability's follow-ups come a probing interval apart (the examples' assignor)
+        interval = load_scenario(scenario_dict).application_state.configs.probing_rebalance_interval_ms
+        assert report.estimated_duration_ms >= (report.rounds_simulated - 1) * interval
+
+
+def test_properties_over_generated_scenarios():
+    for scenario_dict in generate_scenarios(range(40)):
+        check_properties(scenario_dict, RolloutSettings(restore_records_per_second=50.0, **UNBOUNDED))
 
 
 def test_some_example_needs_follow_up_rounds(scenarios_dir):
     """The properties above are not vacuous: a slow restore makes some example simulate several rounds."""
-    slow = RolloutSettings(
-        restore_records_per_second=1.0, max_rounds=6, max_replanned_tasks=None, time_budget_ms=None
-    )
+    slow = RolloutSettings(restore_records_per_second=1.0, **UNBOUNDED)
     rounds = [report_of(s, slow).rounds_simulated for s in _examples(scenarios_dir)]
     assert max(rounds) > 2
