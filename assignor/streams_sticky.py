@@ -138,6 +138,9 @@ def broker_group(application_state: ApplicationState) -> BrokerGroup:
     ends = _end_offset_sums(application_state)
     inserted = [m for state in application_state.clients.values() for m in _members_of(state, ends)]
     by_id = {m.member_id: m for m in inserted}
+    if len(by_id) != len(inserted):
+        # The broker keys everything by member id: two consumers of one name would be one member.
+        raise ValueError("consumer ids must be unique in the application: the broker keys members by them")
     # The coordinator hands the assignor a HashMap of member ids: its iteration order is the group's order.
     order = hash_map_put_order([m.member_id for m in inserted])
     stateful = frozenset(
