@@ -247,3 +247,22 @@ def test_consumer_ids_shared_by_two_clients_are_refused():
     )
     with pytest.raises(ValueError, match="consumer ids must be unique"):
         StreamsStickyTaskAssignor().assign(state)
+
+
+def test_explore_compares_it_with_high_availability_on_the_brokers_members():
+    from fleet_assignor import explore
+
+    example = json.loads((SCENARIOS_DIR / "example-004.json").read_text())
+    _, sticky_plan, comparison = explore.compare_assignors(
+        [example], "high_availability", "streams_sticky", now_ms=0
+    )
+    rows = sticky_plan.frames.assignments
+    placed = {(r.consumer_client_id, r.task_id, r.task_type) for r in rows.itertuples()}
+    expected = {
+        (consumer, t, kind.upper())
+        for consumer, tasks in consumers_of(plan(example)).items()
+        for kind in ("active", "standby")
+        for t in tasks[kind]
+    }
+    assert placed == expected
+    assert comparison["active_moves_b"].iloc[0] < comparison["active_moves_a"].iloc[0]
