@@ -19,6 +19,7 @@ written from the documented behaviour of `java.util.HashMap` and `java.util.Prio
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
+from functools import lru_cache
 from typing import Generic, TypeVar
 
 _DEFAULT_CAPACITY = 16
@@ -34,9 +35,15 @@ def _to_int32(value: int) -> int:
     return value - (1 << 32) if value >= (1 << 31) else value
 
 
+# Java caches a String's hash in the String; the same ids are hashed on every planning call.
+@lru_cache(maxsize=1 << 16)
 def java_string_hash(text: str) -> int:
     """`String.hashCode()`: 31-polynomial over the UTF-16 code units, in 32-bit signed arithmetic."""
     h = 0
+    if text.isascii():  # one UTF-16 code unit per byte
+        for unit in text.encode("ascii"):
+            h = (31 * h + unit) & 0xFFFFFFFF
+        return _to_int32(h)
     data = text.encode("utf-16-le")
     for i in range(0, len(data), 2):
         h = (31 * h + (data[i] | (data[i + 1] << 8))) & 0xFFFFFFFF
@@ -61,22 +68,31 @@ class JavaHashOrder:
     """Which order a `java.util.HashMap<String, ?>` iterates its keys in, given how they were inserted.
 
     `initial_capacity` None is `new HashMap<>()`; a number is `new HashMap<>(n)`. Keys are strings, hashed as
-    Java hashes them; removals are not needed by any caller and not supported.
+    Java hashes them; removals are not needed by any caller and not supported, nor is mixing `put` and
+    `compute_if_absent` on one map.
+
+    The order follows from the final table size: buckets in index order, and inside a bucket the keys in
+    insertion order (`put` appends) or its reverse (`computeIfAbsent` prepends), because a resize splits
+    each bucket keeping the keys' relative order and keys sharing a bucket at the final size shared it at
+    every smaller size. So only the table size is simulated, with the per-bucket counts that decide when a
+    crowded bucket doubles a small table.
     """
 
-    __slots__ = ("_buckets", "_capacity", "_threshold", "_size", "_hashes", "treeified")
+    __slots__ = ("_keys", "_hashes", "_capacity", "_threshold", "_counts", "_prepend", "_order", "treeified")
 
     def __init__(self, initial_capacity: int | None = None) -> None:
-        self._buckets: list[list[str]] = []
+        self._keys: list[str] = []
+        self._hashes: dict[str, int] = {}
         self._capacity = 0  # no table yet: Java allocates it on the first insertion
         # Before the table exists Java keeps the requested table size in the threshold field.
         self._threshold = 0 if initial_capacity is None else table_size_for(initial_capacity)
-        self._size = 0
-        self._hashes: dict[str, int] = {}
+        self._counts: dict[int, int] = {}  # keys per bucket at the current table size
+        self._prepend: bool | None = None  # how new keys enter their bucket (None: no key yet)
+        self._order: list[str] | None = None
         self.treeified = False
 
     def __len__(self) -> int:
-        return self._size
+        return len(self._keys)
 
     def __contains__(self, key: object) -> bool:
         return key in self._hashes
@@ -86,18 +102,27 @@ class JavaHashOrder:
             capacity = self._threshold if self._threshold > 0 else _DEFAULT_CAPACITY
         else:
             capacity = self._capacity * 2
-        old = self._buckets
-        self._buckets = [[] for _ in range(capacity)]
         self._capacity = capacity
         self._threshold = capacity * 3 // 4  # (int) (capacity * 0.75f) for every power of two
-        # Java splits each old bucket into a low and a high one keeping the keys' relative order; walking
-        # the old buckets in index order and appending reproduces exactly that.
-        for bucket in old:
-            for key in bucket:
-                self._buckets[self._hashes[key] & (capacity - 1)].append(key)
+        mask = capacity - 1
+        counts: dict[int, int] = {}
+        for h in self._hashes.values():
+            counts[h & mask] = counts.get(h & mask, 0) + 1
+        self._counts = counts
 
-    def _bucket_of(self, key: str) -> list[str]:
-        return self._buckets[self._hashes[key] & (self._capacity - 1)]
+    def _insert(self, key: str, prepend: bool) -> int:
+        """Record a new key; the size of its bucket afterwards."""
+        if self._prepend is not None and self._prepend != prepend:
+            raise ValueError("a map filled by both put and computeIfAbsent is not supported")
+        self._prepend = prepend
+        h = _spread(java_string_hash(key))
+        self._hashes[key] = h
+        self._keys.append(key)
+        self._order = None
+        bucket = h & (self._capacity - 1)
+        size = self._counts.get(bucket, 0) + 1
+        self._counts[bucket] = size
+        return size
 
     def _grow_crowded_bucket(self, bucket_size: int, limit: int) -> None:
         """`treeifyBin`: a crowded bucket doubles a small table instead of becoming a tree."""
@@ -111,32 +136,29 @@ class JavaHashOrder:
         """`HashMap.put(key, ...)`."""
         if key in self._hashes:
             return
-        self._hashes[key] = _spread(java_string_hash(key))
         if self._capacity == 0:
             self._resize()
-        bucket = self._bucket_of(key)
-        bucket.append(key)
         # putVal treeifies when the bucket already held TREEIFY_THRESHOLD keys before this one.
-        self._grow_crowded_bucket(len(bucket), _TREEIFY_THRESHOLD + 1)
-        self._size += 1
-        if self._size > self._threshold:
+        self._grow_crowded_bucket(self._insert(key, prepend=False), _TREEIFY_THRESHOLD + 1)
+        if len(self._keys) > self._threshold:
             self._resize()
 
     def compute_if_absent(self, key: str) -> None:
         """`HashMap.computeIfAbsent(key, ...)` with a function that never returns null."""
-        if self._capacity == 0 or self._size > self._threshold:
+        if self._capacity == 0 or len(self._keys) > self._threshold:
             self._resize()  # before the lookup, even when the key is present
         if key in self._hashes:
             return
-        self._hashes[key] = _spread(java_string_hash(key))
-        bucket = self._bucket_of(key)
-        bucket.insert(0, key)
-        self._grow_crowded_bucket(len(bucket), _TREEIFY_THRESHOLD)
-        self._size += 1
+        self._grow_crowded_bucket(self._insert(key, prepend=True), _TREEIFY_THRESHOLD)
 
     def keys(self) -> list[str]:
         """The keys in the order `keySet()` iterates them."""
-        return [key for bucket in self._buckets for key in bucket]
+        if self._order is None:
+            mask = self._capacity - 1
+            hashes = self._hashes
+            keys = self._keys[::-1] if self._prepend else self._keys
+            self._order = sorted(keys, key=lambda k: hashes[k] & mask)  # stable: bucket order kept
+        return list(self._order)
 
 
 def hash_map_put_order(keys: list[str], initial_capacity: int | None = None) -> list[str]:
@@ -189,15 +211,17 @@ class JavaPriorityQueue(Generic[T]):
         last = heap.pop()
         n = len(heap)
         if n:
+            key = last[0]
             k, half = 0, n >> 1
             while k < half:
                 child = 2 * k + 1
                 smaller = heap[child]
                 right = child + 1
-                if right < n and smaller[0] > heap[right][0]:  # compare(left, right) > 0 takes the right
-                    child = right
-                    smaller = heap[right]
-                if not last[0] > smaller[0]:  # compare(x, child) <= 0 stops the descent
+                if right < n:
+                    other = heap[right]
+                    if smaller[0] > other[0]:  # compare(left, right) > 0 takes the right
+                        child, smaller = right, other
+                if key <= smaller[0]:  # compare(x, child) <= 0 stops the descent
                     break
                 heap[k] = smaller
                 k = child
