@@ -1,7 +1,9 @@
 """Ours against Kafka's own assignors, measured in the same run (`make bench-kafka`; issue 9 item 4).
 
 Shapes: the scale shapes of the HA/sticky issue (one stateful subtopology, 1 thread per client and 1 standby
-unless stated; first assignment and a second one fed with the first) and the rack shapes of the rack issue
+unless stated; first assignment and a second one fed with the first), run with `high_availability`, `sticky`
+and the broker-side `streams_sticky` (Kafka's side from kafka-group-coordinator, its own release: the JSON's
+`kafka_coordinator_version`), and the rack shapes of the rack issue
 (min_traffic and balance_subtopology, 3 racks, replicas on 1 or 2 of them). For each shape: our first call and
 median of warm calls (the assignor's `assign`, or the optimizer, on an already loaded state), Kafka's first
 call and warm median (in the oracle JVM, tests/kafka_oracle.py), and the ratio ours / Kafka.
@@ -10,6 +12,7 @@ Writes `benchmarks/results/kafka_ratios.json` and regenerates the table between 
 README.md. Kafka's rack solver (cycle cancelling) takes minutes at 1,000 x 50 (2,320 s measured here on a
 loaded machine) and far longer at 10,000 x 200, so by default it runs on the 200 x 20 rack shapes only
 (`--kafka-rack-max-tasks 1000` adds one variant per strategy at 1,000 x 50, first call only).
+`--part streams` measures `streams_sticky` alone and replaces only its rows in the JSON and the table.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ README = REPO_ROOT / "README.md"
 TABLE_START = "<!-- kafka-ratios:start -->"
 TABLE_END = "<!-- kafka-ratios:end -->"
 RACKS = ("rack-0", "rack-1", "rack-2")
+SCALE_ASSIGNORS = ("high_availability", "sticky", "streams_sticky")
+STREAMS = "streams_sticky"
 
 
 @dataclass
@@ -270,13 +275,16 @@ def run(args: argparse.Namespace) -> list[Measurement]:
         ("2000 tasks (10 subtopologies) x 100 clients x 2 threads, history", mixed_scenario),
     ]
     rack_sizes = ((200, 20), (1000, 50), (10_000, 200))
+    assignors = SCALE_ASSIGNORS
     if args.part == "rack":
         scale_shapes = []
-    if args.part == "scale":
+    if args.part in ("scale", "streams"):
         rack_sizes = ()
+    if args.part == "streams":
+        assignors = (STREAMS,)
     for name, build in scale_shapes:
         scenario = build()
-        for assignor in ("high_availability", "sticky"):
+        for assignor in assignors:
             results.append(
                 measure(
                     f"{name}, first", assignor, scenario, assignor, args.repeat, timeout_s=args.kafka_timeout
@@ -314,7 +322,28 @@ def run(args: argparse.Namespace) -> list[Measurement]:
     return results
 
 
-def write_results(results: list[Measurement], kafka_version: str) -> dict[str, Any]:
+def merge_streams_rows(earlier: list[dict[str, Any]], streams: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The earlier shapes with their `streams_sticky` rows replaced by `streams`, each new row placed after
+    the last earlier row of its shape (so the table keeps one block per shape)."""
+    kept = [s for s in earlier if s["kind"] != STREAMS]
+    pending = {s["shape"]: s for s in streams}
+    merged: list[dict[str, Any]] = []
+    for i, row in enumerate(kept):
+        merged.append(row)
+        last_of_shape = i + 1 == len(kept) or kept[i + 1]["shape"] != row["shape"]
+        if last_of_shape and row["shape"] in pending:
+            merged.append(pending.pop(row["shape"]))
+    return merged + list(pending.values())
+
+
+def write_results(
+    results: list[Measurement], kafka_version: str, coordinator_version: str, streams_only: bool = False
+) -> dict[str, Any]:
+    shapes = [asdict(m) for m in results]
+    earlier = json.loads(RESULTS.read_text()) if streams_only and RESULTS.is_file() else None
+    if earlier is not None:
+        shapes = merge_streams_rows(earlier["shapes"], shapes)
+        kafka_version = earlier.get("kafka_version", kafka_version)
     document = {
         "machine": {
             "cpu_count": os.cpu_count(),
@@ -323,8 +352,9 @@ def write_results(results: list[Measurement], kafka_version: str) -> dict[str, A
             "python": sys.version.split()[0],
         },
         "kafka_version": kafka_version,
+        "kafka_coordinator_version": coordinator_version,
         "ratio": "ours / Kafka (below 1.0 = ours faster); warm = medians of warm calls, first = first calls",
-        "shapes": [asdict(m) for m in results],
+        "shapes": shapes,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(document, indent=1) + "\n")
@@ -339,7 +369,9 @@ def readme_table(document: dict[str, Any]) -> str:
     lines = [
         TABLE_START,
         f"Measured by `make bench-kafka` on {document['machine']['cpu_count']} cores (shared), Kafka "
-        f"{document['kafka_version']} (from `benchmarks/results/kafka_ratios.json`; ratio = ours / Kafka).",
+        f"{document['kafka_version']}, the broker-side `streams_sticky` against kafka-group-coordinator "
+        f"{document.get('kafka_coordinator_version', '?')} "
+        "(from `benchmarks/results/kafka_ratios.json`; ratio = ours / Kafka).",
         "",
         "| shape | assignor | ours first | ours median | Kafka first | Kafka warm median | ratio warm "
         "| ratio first |",
@@ -381,7 +413,9 @@ def main(argv: list[str] | None = None) -> int:
                         default=float(os.environ.get("BENCH_KAFKA_TIMEOUT_S", "180")))  # fmt: skip
     parser.add_argument("--no-readme", action="store_true", help="write the JSON only")
     parser.add_argument("--readme-only", action="store_true", help="rebuild the README table from the JSON")
-    parser.add_argument("--part", choices=("all", "scale", "rack"), default="all", help="which shapes to run")
+    parser.add_argument(
+        "--part", choices=("all", "scale", "rack", "streams"), default="all", help="which shapes to run"
+    )
     args = parser.parse_args(argv)
     if args.readme_only:
         update_readme(json.loads(RESULTS.read_text()))
@@ -390,7 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     results = run(args)
     with KafkaOracle() as oracle:
         version = oracle.run_lines(['{"mode":"sticky","clients":[],"tasks":[]}'])[0].get("kafka_version", "?")
-    document = write_results(results, version)
+        coordinator = oracle.run([{"clients": [], "tasks": []}], STREAMS)[0].get("kafka_version", "?")
+    document = write_results(results, version, coordinator, streams_only=args.part == "streams")
     if not args.no_readme:
         update_readme(document)
     return 0

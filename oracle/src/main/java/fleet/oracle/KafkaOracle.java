@@ -94,6 +94,10 @@ public final class KafkaOracle {
             final Scenario scenario = Scenario.parse(request);
             result.put("app_id", scenario.appId);
             result.put("mode", mode);
+            if ("streams_sticky".equals(mode)) {
+                // The broker-side assignor comes from kafka-group-coordinator, a release of its own here.
+                result.put("kafka_version", coordinatorVersion());
+            }
             final Outcome first = run(mode, scenario, nowMs);
             final double[] warm = new double[repeat];
             for (int i = 0; i < repeat; i++) {
@@ -120,6 +124,15 @@ public final class KafkaOracle {
             result.put("trace", trace.toString());
         }
         return result;
+    }
+
+    /** The kafka-group-coordinator release on the classpath, read from its jar's file name. */
+    private static String coordinatorVersion() {
+        final String jar = org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor.class
+            .getProtectionDomain().getCodeSource().getLocation().getPath();
+        final java.util.regex.Matcher m =
+            java.util.regex.Pattern.compile("kafka-group-coordinator-([^/]+)\\.jar$").matcher(jar);
+        return m.find() ? m.group(1) : "?";
     }
 
     private static Outcome run(final String mode, final Scenario s, final long nowMs) {
