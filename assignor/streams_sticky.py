@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import count
+from operator import itemgetter
 from types import MappingProxyType
 from weakref import WeakKeyDictionary
 
@@ -46,7 +47,7 @@ from fleet_assignor.assignor.assignment import (
     KafkaStreamsAssignment,
     TaskAssignment,
 )
-from fleet_assignor.assignor.distribution import ConsumerTasks, task_order
+from fleet_assignor.assignor.distribution import ConsumerTasks
 from fleet_assignor.assignor.java_order import JavaHashOrder, JavaPriorityQueue, hash_map_put_order
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.state import ApplicationState, KafkaStreamsState
@@ -338,8 +339,9 @@ def _standby_candidates(members: Iterable[BrokerMember]) -> dict[BrokerTask, lis
         for task, offset in member.task_offsets.items():
             if task not in member.prev_standby:
                 candidates.setdefault(task, []).append((1, -offset, member.member_id))
+    by_rank = itemgetter(0, 1)
     return {
-        task: [member_id for _, _, member_id in sorted(ranked, key=lambda c: (c[0], c[1]))]
+        task: [ranked[0][2]] if len(ranked) == 1 else [c[2] for c in sorted(ranked, key=by_rank)]
         for task, ranked in candidates.items()
     }
 
@@ -376,6 +378,16 @@ def _initial_state(group: BrokerGroup) -> _Assignment:
 
 
 # --- the passes ---------------------------------------------------------------------------------------------
+
+
+# Below this many ranked holders per task a search is short, and keeping the load floor costs more than
+# it saves.
+_FLOOR_MIN_HOLDERS = 8
+
+
+def _load_floor_if_worth_it(state: _Assignment) -> _LoadFloor | None:
+    longest = max(map(len, state.ranked_prev_holders.values()), default=0)
+    return _LoadFloor(state.processes.values()) if longest >= _FLOOR_MIN_HOLDERS else None
 
 
 def _prev_holder_with_least_load(
@@ -438,7 +450,7 @@ def _sticky_actives(state: _Assignment, tasks: list[BrokerTask]) -> list[BrokerT
         else:
             left.append(task)
     still_left = []
-    state.floor = _LoadFloor(state.processes.values())
+    state.floor = _load_floor_if_worth_it(state)
     for task in left:
         holder = _prev_holder_with_least_load(state, state.ranked_prev_holders.get(task), None)
         if holder is not None and _under_active_quota(state, holder):
@@ -507,7 +519,7 @@ def _standby_to_least_loaded(
 
 def _assign_standbys(state: _Assignment, stateful_tasks: Iterable[BrokerTask]) -> None:
     remaining: list[tuple[BrokerTask, int]] = []
-    state.floor = _LoadFloor(state.processes.values())
+    state.floor = _load_floor_if_worth_it(state)
     for task in sorted(stateful_tasks, key=lambda t: (t[1], t[0]), reverse=True):
         for replica in range(state.num_standby_replicas):
             if not _sticky_standby(state, task):
@@ -578,35 +590,40 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
 
 
 @dataclass(frozen=True, slots=True)
-class _OurTask:
-    """A broker task in our terms, with its two roles built once (they are immutable values)."""
-
-    id: TaskId
-    as_active: AssignedTask
-    as_standby: AssignedTask
-
-
-@dataclass(frozen=True, slots=True)
 class _BrokerInput:
+    """The broker's input, and each broker task's place in TaskId order with its id and two roles (built
+    once: they are immutable values), so results are sorted by comparing small ints."""
+
     group: BrokerGroup
-    tasks: Mapping[BrokerTask, _OurTask]
+    rank: Mapping[BrokerTask, int]
+    ids: tuple[TaskId, ...]
+    as_active: tuple[AssignedTask, ...]
+    as_standby: tuple[AssignedTask, ...]
 
-
-def _sorted_ids(tasks: AbstractSet[BrokerTask], ours: Mapping[BrokerTask, _OurTask]) -> tuple[TaskId, ...]:
-    return tuple(sorted((ours[t].id for t in tasks), key=task_order)) if tasks else ()
+    @classmethod
+    def of(cls, application_state: ApplicationState) -> _BrokerInput:
+        ids = tuple(application_state.tasks)  # ApplicationState keeps tasks in TaskId order
+        return cls(
+            group=broker_group(application_state),
+            rank=MappingProxyType({broker_task(t): i for i, t in enumerate(ids)}),
+            ids=ids,
+            as_active=tuple(AssignedTask(t, ACTIVE) for t in ids),
+            as_standby=tuple(AssignedTask(t, STANDBY) for t in ids),
+        )
 
 
 def _client_assignment(
-    state: KafkaStreamsState, per_member: Mapping[str, MemberTasks], ours: Mapping[BrokerTask, _OurTask]
+    state: KafkaStreamsState, per_member: Mapping[str, MemberTasks], broker: _BrokerInput
 ) -> MemberSplitAssignment:
+    rank, ids = broker.rank.__getitem__, broker.ids.__getitem__
     split = {}
     # A process never holds a task twice on the broker (ProcessState checks), so no task repeats here.
     tasks: dict[TaskId, AssignedTask] = {}
     for consumer in sorted(state.consumer_client_ids):
-        active, standby = per_member[consumer]
-        split[consumer] = ConsumerTasks(_sorted_ids(active, ours), _sorted_ids(standby, ours))
-        tasks.update((ours[t].id, ours[t].as_active) for t in active)
-        tasks.update((ours[t].id, ours[t].as_standby) for t in standby)
+        active, standby = (sorted(map(rank, member_tasks)) for member_tasks in per_member[consumer])
+        split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
+        tasks.update(zip(map(ids, active), map(broker.as_active.__getitem__, active)))
+        tasks.update(zip(map(ids, standby), map(broker.as_standby.__getitem__, standby)))
     return MemberSplitAssignment(state.process_id, tasks, split)
 
 
@@ -619,12 +636,7 @@ _BROKER_INPUTS: WeakKeyDictionary[ApplicationState, _BrokerInput] = WeakKeyDicti
 def _broker_input(application_state: ApplicationState) -> _BrokerInput:
     cached = _BROKER_INPUTS.get(application_state)
     if cached is None:
-        ours = {
-            broker_task(t): _OurTask(t, AssignedTask(t, ACTIVE), AssignedTask(t, STANDBY))
-            for t in application_state.tasks
-        }
-        cached = _BrokerInput(broker_group(application_state), MappingProxyType(ours))
-        _BROKER_INPUTS[application_state] = cached
+        cached = _BROKER_INPUTS[application_state] = _BrokerInput.of(application_state)
     return cached
 
 
@@ -645,6 +657,5 @@ class StreamsStickyTaskAssignor:
         broker = _broker_input(application_state)
         per_member = assign_broker_group(broker.group)
         return TaskAssignment.of(
-            _client_assignment(state, per_member, broker.tasks)
-            for state in application_state.clients.values()
+            _client_assignment(state, per_member, broker) for state in application_state.clients.values()
         )

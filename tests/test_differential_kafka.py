@@ -41,7 +41,7 @@ from typing import Any
 import pytest
 
 from tests.kafka_oracle import per_client
-from tests.scenario_generator import Knobs, generate_scenario
+from tests.scenario_generator import Knobs, generate_scenario, next_round, scale_scenario
 
 pytestmark = pytest.mark.kafka_oracle
 
@@ -1105,6 +1105,22 @@ def test_streams_sticky_matches_kafka_exactly(kafka_oracle):
 
 def test_streams_sticky_matches_kafka_exactly_with_member_history(kafka_oracle):
     _run_streams_sticky(kafka_oracle, _seeds(DIFF_SEEDS, 0, "streams_sticky"), MEMBER_HISTORY_KNOBS)
+
+
+def test_streams_sticky_matches_kafka_on_scale_shapes_with_long_holder_lists(kafka_oracle):
+    """The benchmark's shapes, small: many standbys make long lists of previous holders in the second
+    round, where ours ends the holder search early (the load floor); a thousand threads on few clients."""
+    firsts = [scale_scenario(200, 20, standbys=10), scale_scenario(300, 10, threads=30, standbys=3)]
+    scenarios = []
+    for first in firsts:
+        ours_first, error = _plan_ours(first, "streams_sticky")
+        assert ours_first is not None, error
+        scenarios += [first, next_round(first, ours_first)]
+    answers = kafka_oracle.run(scenarios, "streams_sticky", now_ms=NOW_MS)
+    for index, (scenario, kafka) in enumerate(zip(scenarios, answers)):
+        ours, error = _plan_ours(scenario, "streams_sticky")
+        failure = _streams_sticky_failure(Pair(index, scenario, kafka, ours, error))
+        assert failure is None, failure
 
 
 # --- soak (make soak) ---------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from fleet_assignor.assignor.streams_sticky import (
 )
 from tests.conftest import SCENARIOS_DIR
 from tests.fixtures import TASK_0_0, app_state, stateful_task, streams_state
-from tests.scenario_generator import Knobs, generate_scenario
+from tests.scenario_generator import Knobs, generate_scenario, next_round, scale_scenario
 
 EXAMPLES = sorted(p.name.split(".")[0] for p in (SCENARIOS_DIR / "kafka").glob("*.streams_sticky.json"))
 
@@ -266,3 +266,17 @@ def test_explore_compares_it_with_high_availability_on_the_brokers_members():
     }
     assert placed == expected
     assert comparison["active_moves_b"].iloc[0] < comparison["active_moves_a"].iloc[0]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_load_floor_only_saves_time(monkeypatch, seed):
+    """Ending the previous-holder search at a least-loaded process gives the answer of the full search."""
+    import fleet_assignor.assignor.streams_sticky as streams_sticky
+
+    first = scale_scenario(60 + seed * 10, 6 + seed, standbys=1 + seed % 5)
+    second = next_round(first, plan(first))
+    answers = []
+    for threshold in (0, 10**9):  # the floor always kept, never kept
+        monkeypatch.setattr(streams_sticky, "_FLOOR_MIN_HOLDERS", threshold)
+        answers.append(plan(second)["assignment"])
+    assert answers[0] == answers[1]
