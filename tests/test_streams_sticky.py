@@ -280,3 +280,26 @@ def test_the_load_floor_only_saves_time(monkeypatch, seed):
         monkeypatch.setattr(streams_sticky, "_FLOOR_MIN_HOLDERS", threshold)
         answers.append(plan(second)["assignment"])
     assert answers[0] == answers[1]
+
+
+def test_the_fleet_jobs_rows_carry_the_brokers_members():
+    """The job's per-application call (the grouped map's Python half) writes one `assignments` row per
+    task and member, as the broker assigns them."""
+    from fleet_assignor.jobs.plan_rows import PlanSettings, plan_application
+    from fleet_assignor.jobs.scenario_shape import shape_application
+    from fleet_assignor.schemas.tables import ROW_ASSIGNMENT, ROW_RESULT
+
+    compact = (SCENARIOS_DIR / "example-002.json").read_text()
+    rows = plan_application("example-002", compact, PlanSettings(now_ms=0, assignor="streams_sticky"))
+    (result,) = [r for r in rows if r["kind"] == ROW_RESULT]
+    assert (result["assignor"], result["status"]) == ("streams_sticky", "OK")
+    placed = {
+        (r["consumer_client_id"], r["task_id"], r["task_type"]) for r in rows if r["kind"] == ROW_ASSIGNMENT
+    }
+    expected = {
+        (consumer, t, kind.upper())
+        for consumer, tasks in consumers_of(plan(shape_application("example-002", compact).scenario)).items()
+        for kind in ("active", "standby")
+        for t in tasks[kind]
+    }
+    assert placed == expected
