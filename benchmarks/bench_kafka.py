@@ -346,16 +346,20 @@ def run(args: argparse.Namespace) -> list[Measurement]:
 
 def merge_streams_rows(earlier: list[dict[str, Any]], streams: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The earlier shapes with their `streams_sticky` rows replaced by `streams`, each new row placed after
-    the last earlier row of its shape (so the table keeps one block per shape)."""
+    the last earlier row of its shape (so each shape's assignors stay together in the table)."""
     kept = [s for s in earlier if s["kind"] != STREAMS]
-    pending = {s["shape"]: s for s in streams}
+    last_of_shape = {row["shape"]: i for i, row in enumerate(kept)}
+    after: dict[int, list[dict[str, Any]]] = {}
+    unplaced = []
+    for row in streams:
+        if row["shape"] in last_of_shape:
+            after.setdefault(last_of_shape[row["shape"]], []).append(row)
+        else:
+            unplaced.append(row)
     merged: list[dict[str, Any]] = []
     for i, row in enumerate(kept):
-        merged.append(row)
-        last_of_shape = i + 1 == len(kept) or kept[i + 1]["shape"] != row["shape"]
-        if last_of_shape and row["shape"] in pending:
-            merged.append(pending.pop(row["shape"]))
-    return merged + list(pending.values())
+        merged += [row, *after.get(i, [])]
+    return merged + unplaced
 
 
 def write_results(
