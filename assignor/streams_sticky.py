@@ -267,6 +267,7 @@ class _Quotas:
         self.active_per_member = _tasks_per_member(self.active_tasks, self.members_for_active)
         self.all_per_member = _tasks_per_member(self.all_tasks, self.members_for_all)
 
+    # Callers test `member_count == ..._per_member` first: these run once per task, the update rarely.
     def after_active(self, member_count: int) -> None:
         """A member that reached the active quota leaves the division with its tasks."""
         if member_count == self.active_per_member:
@@ -424,18 +425,24 @@ def _prev_holder_with_least_load(
 
 
 def _under_active_quota(state: _Assignment, member_id: str) -> bool:
-    return state.process_of(member_id).member_counts[member_id] < state.quotas.active_per_member
+    return state.member_process[member_id].member_counts[member_id] < state.quotas.active_per_member
 
 
 def _under_total_quota(state: _Assignment, member_id: str) -> bool:
-    return state.process_of(member_id).member_counts[member_id] < state.quotas.all_per_member
+    return state.member_process[member_id].member_counts[member_id] < state.quotas.all_per_member
+
+
+def _count_active(quotas: _Quotas, member_tasks: int) -> None:
+    """An active task more on a member that now has `member_tasks`: the quotas it may have reached."""
+    if member_tasks == quotas.active_per_member:
+        quotas.after_active(member_tasks)
+    if member_tasks == quotas.all_per_member:
+        quotas.after_any(member_tasks)
 
 
 def _give_active(state: _Assignment, member_id: str, task: BrokerTask) -> None:
-    process = state.process_of(member_id)
-    tasks = process.add_task(member_id, task, True)
-    state.quotas.after_active(tasks)
-    state.quotas.after_any(tasks)
+    process = state.member_process[member_id]
+    _count_active(state.quotas, process.add_task(member_id, task, True))
     if state.floor is not None:
         state.floor.raised(process)
 
@@ -465,21 +472,23 @@ def _assign_actives(state: _Assignment, tasks: Iterable[BrokerTask]) -> None:
     by_partition = sorted(tasks, key=lambda t: (t[1], t[0]))
     left = sorted(_sticky_actives(state, by_partition))  # (subtopology id, partition): a range-like start
     queue = state.processes_by_load()
+    poll, offer, quotas = queue.poll, queue.offer, state.quotas
     for task in left:
-        process = queue.poll()
+        process = poll()
         if process is None:
             raise StreamsStickyError(f"No process available to assign active task {task[0]}_{task[1]}.")
         count = process.add_task_to_least_loaded_member(task, True)
         if count == -1:
             raise StreamsStickyError(f"No member available to assign active task {task[0]}_{task[1]}.")
-        state.quotas.after_active(count)
-        state.quotas.after_any(count)
-        queue.offer(process)
+        _count_active(quotas, count)
+        offer(process)
 
 
 def _give_standby(state: _Assignment, member_id: str, task: BrokerTask) -> None:
-    process = state.process_of(member_id)
-    state.quotas.after_any(process.add_task(member_id, task, False))
+    process = state.member_process[member_id]
+    member_tasks = process.add_task(member_id, task, False)
+    if member_tasks == state.quotas.all_per_member:
+        state.quotas.after_any(member_tasks)
     if state.floor is not None:
         state.floor.raised(process)
 
@@ -487,7 +496,11 @@ def _give_standby(state: _Assignment, member_id: str, task: BrokerTask) -> None:
 def _sticky_standby(state: _Assignment, task: BrokerTask) -> bool:
     """One replica to the previous active member or the best previous holder, if under the quota."""
     owner = state.prev_active_member.get(task)
-    if owner is not None and not state.process_of(owner).has_task(task) and _under_total_quota(state, owner):
+    if (
+        owner is not None
+        and task not in state.member_process[owner].tasks
+        and _under_total_quota(state, owner)
+    ):
         _give_standby(state, owner, task)
         return True
     holder = _prev_holder_with_least_load(state, state.ranked_prev_holders.get(task), task)
@@ -510,7 +523,8 @@ def _standby_to_least_loaded(
         count = process.add_task_to_least_loaded_member(task, False)
         if count != -1:
             placed = True
-            state.quotas.after_any(count)
+            if count == state.quotas.all_per_member:
+                state.quotas.after_any(count)
     elif len(queue):
         placed = _standby_to_least_loaded(state, queue, task)
     queue.offer(process)
@@ -528,7 +542,7 @@ def _assign_standbys(state: _Assignment, stateful_tasks: Iterable[BrokerTask]) -
     state.floor = None
     remaining.sort(key=lambda entry: entry[0], reverse=True)
     queue = state.processes_by_load()
-    poll, offer, after_any = queue.poll, queue.offer, state.quotas.after_any
+    poll, offer, quotas = queue.poll, queue.offer, state.quotas
     for task, replicas in remaining:
         for _ in range(replicas):
             # `_standby_to_least_loaded` unrolled for its usual first step (the lightest process lacks the
@@ -541,7 +555,8 @@ def _assign_standbys(state: _Assignment, stateful_tasks: Iterable[BrokerTask]) -
                 offer(process)
                 if tasks == -1:
                     break
-                after_any(tasks)
+                if tasks == quotas.all_per_member:
+                    quotas.after_any(tasks)
                 continue
             placed = len(queue) > 0 and _standby_to_least_loaded(state, queue, task)
             offer(process)
