@@ -57,8 +57,6 @@ from fleet_assignor.assignor.task_id import TaskId
 BrokerTask = tuple[str, int]
 
 _DOUBLE_MAX = 1.7976931348623157e308  # Java's Double.MAX_VALUE: a process without members yet
-RUNNING_ACTIVE_OFFSET = -2  # what a KafkaStreams member reports for a task it runs as active
-UNKNOWN_OFFSET = -3
 
 
 class StreamsStickyError(RuntimeError):
@@ -199,9 +197,6 @@ class _Process:
     def _compute_load(self) -> None:
         self.load = -1.0 if self.capacity <= 0 else self.task_count / self.capacity
 
-    def has_task(self, task: BrokerTask) -> bool:
-        return task in self.tasks
-
     def _add(self, member_id: str, task: BrokerTask, active: bool) -> int:
         # Called once per task and replica (tens of thousands of times): kept to plain operations.
         self.task_count += 1
@@ -315,9 +310,6 @@ class _Assignment:
     quotas: _Quotas
     num_standby_replicas: int
     floor: _LoadFloor | None = None  # kept during the sticky passes only
-
-    def process_of(self, member_id: str) -> _Process:
-        return self.member_process[member_id]
 
     def processes_by_load(self) -> JavaPriorityQueue[_Process]:
         queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(key=lambda p: p.load)

@@ -303,3 +303,11 @@ def test_the_fleet_jobs_rows_carry_the_brokers_members():
         for t in tasks[kind]
     }
     assert placed == expected
+
+
+def test_quotas_round_up_in_javas_int_arithmetic():
+    from fleet_assignor.assignor.streams_sticky import _tasks_per_member
+
+    # ceil for positive counts; Java's truncating division below zero (the running totals never get there
+    # on valid input, but the arithmetic must be Java's if they do); no members, no quota.
+    assert [_tasks_per_member(t, m) for t, m in ((7, 2), (6, 2), (0, 3), (-7, 2), (5, 0))] == [4, 3, 0, -3, 0]
