@@ -95,12 +95,15 @@ def broker_task(task: TaskId) -> BrokerTask:
     return (str(task.subtopology), task.partition)
 
 
-def _end_offset_sums(application_state: ApplicationState) -> dict[TaskId, int]:
-    """Per task, the largest non-negative lag any client has: the changelog's length (scenario.md, Lags)."""
-    ends: dict[TaskId, int] = {}
+def _end_offset_sums(application_state: ApplicationState, tasks: AbstractSet[TaskId]) -> dict[TaskId, int]:
+    """Per task of `tasks`, the largest non-negative lag any client has: the changelog's length
+    (scenario.md, Lags). Only tasks some member reports an offset for need it; a first assignment none."""
+    ends = dict.fromkeys(tasks, 0)
     for state in application_state.clients.values():
-        for task, lag in (state.task_lags or {}).items():
-            if lag >= 0 and lag > ends.get(task, -1):
+        lags = state.task_lags or {}
+        for task in tasks:
+            lag = lags.get(task, -1)
+            if lag > ends[task]:
                 ends[task] = lag
     return ends
 
@@ -122,11 +125,13 @@ def _consumer_histories(state: KafkaStreamsState) -> dict[str, frozenset[TaskId]
     return owned
 
 
-def _members_of(state: KafkaStreamsState, ends: Mapping[TaskId, int]) -> list[BrokerMember]:
+def _members_of(
+    state: KafkaStreamsState, histories: Mapping[str, frozenset[TaskId]], ends: Mapping[TaskId, int]
+) -> list[BrokerMember]:
     lags = state.task_lags or {}
     process_id = state.process_id.canonical  # what a KafkaStreams client sends: UUID#toString
     members = []
-    for consumer, owned in _consumer_histories(state).items():
+    for consumer, owned in histories.items():
         offsets = {
             broker_task(t): offset_sum_for(lags[t], ends.get(t, 0)) for t in sorted(owned) if t in lags
         }
@@ -144,8 +149,14 @@ def _members_of(state: KafkaStreamsState, ends: Mapping[TaskId, int]) -> list[Br
 
 def broker_group(application_state: ApplicationState) -> BrokerGroup:
     """The broker's view of one application (docs/streams-protocol.md): one member per consumer."""
-    ends = _end_offset_sums(application_state)
-    inserted = [m for state in application_state.clients.values() for m in _members_of(state, ends)]
+    states = list(application_state.clients.values())
+    histories = [_consumer_histories(state) for state in states]
+    reported = {
+        t for state, owned in zip(states, histories) for tasks in owned.values() for t in tasks
+        if t in (state.task_lags or {})
+    }  # fmt: skip
+    ends = _end_offset_sums(application_state, reported)
+    inserted = [m for state, owned in zip(states, histories) for m in _members_of(state, owned, ends)]
     by_id = {m.member_id: m for m in inserted}
     if len(by_id) != len(inserted):
         # The broker keys everything by member id: two consumers of one name would be one member.
