@@ -183,8 +183,21 @@ def _merged_clients(task_assignment: TaskAssignment) -> dict[ProcessId, tuple[Cl
     return merged
 
 
+def _assignor_splits(task_assignment: TaskAssignment) -> dict[ProcessId, Mapping[str, ConsumerTasks]]:
+    """Per client, the split over its consumers the assignor decided itself (an assignment object with
+    ``consumer_tasks()``, as the broker-side `streams_sticky` returns: the broker assigns per member)."""
+    splits = {}
+    for assignment in task_assignment:
+        consumer_tasks = getattr(assignment, "consumer_tasks", None)
+        if callable(consumer_tasks):
+            splits[assignment.process_id()] = consumer_tasks()
+    return splits
+
+
 def _client_results(
-    scenario: Scenario, merged: Mapping[ProcessId, tuple[ClientTasks, int | None]]
+    scenario: Scenario,
+    merged: Mapping[ProcessId, tuple[ClientTasks, int | None]],
+    splits: Mapping[ProcessId, Mapping[str, ConsumerTasks]],
 ) -> tuple[ClientResult, ...]:
     results = []
     for pid, (tasks, deadline) in merged.items():
@@ -194,7 +207,7 @@ def _client_results(
         else:
             # The client's own id object: its text is the input's, whichever spelling an assignor used.
             pid = client.process_id
-            consumers = distribute_client_tasks(client, tasks.active, tasks.standby)
+            consumers = splits.get(pid) or distribute_client_tasks(client, tasks.active, tasks.standby)
         results.append(ClientResult(pid, tasks, consumers, deadline))
     return tuple(sorted(results, key=lambda r: str(r.process_id)))
 
@@ -213,7 +226,7 @@ def _build_result(
     return PlanResult(
         assignor=assignor,
         status=status,
-        clients=_client_results(scenario, merged),
+        clients=_client_results(scenario, merged, _assignor_splits(task_assignment)),
         error=error,
         error_detail=detail,
         unassigned=unassigned,

@@ -14,11 +14,14 @@ from fleet_assignor.assignor.task_assignor import TaskAssignor
 HIGH_AVAILABILITY = "high_availability"
 STICKY = "sticky"
 FALLBACK_PRIOR = "fallback_prior"
+STREAMS_STICKY = "streams_sticky"
 
 BUILTIN_ASSIGNORS: dict[str, str] = {
     HIGH_AVAILABILITY: "fleet_assignor.assignor.high_availability:HighAvailabilityTaskAssignor",
     STICKY: "fleet_assignor.assignor.sticky:StickyTaskAssignor",
     FALLBACK_PRIOR: "fleet_assignor.assignor.fallback:FallbackPriorTaskAssignor",
+    # Kafka 4.4.0's broker-side assignor of the streams rebalance protocol (KIP-1071).
+    STREAMS_STICKY: "fleet_assignor.assignor.streams_sticky:StreamsStickyTaskAssignor",
 }
 
 _CLASS_REFERENCE = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")

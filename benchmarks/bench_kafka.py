@@ -1,7 +1,9 @@
 """Ours against Kafka's own assignors, measured in the same run (`make bench-kafka`; issue 9 item 4).
 
 Shapes: the scale shapes of the HA/sticky issue (one stateful subtopology, 1 thread per client and 1 standby
-unless stated; first assignment and a second one fed with the first) and the rack shapes of the rack issue
+unless stated; first assignment and a second one fed with the first), run with `high_availability`, `sticky`
+and the broker-side `streams_sticky` (Kafka's side from kafka-group-coordinator, its own release: the JSON's
+`kafka_coordinator_version`), and the rack shapes of the rack issue
 (min_traffic and balance_subtopology, 3 racks, replicas on 1 or 2 of them). For each shape: our first call and
 median of warm calls (the assignor's `assign`, or the optimizer, on an already loaded state), Kafka's first
 call and warm median (in the oracle JVM, tests/kafka_oracle.py), and the ratio ours / Kafka.
@@ -10,7 +12,7 @@ Writes `benchmarks/results/kafka_ratios.json` and regenerates the table between 
 in docs/performance.md. Kafka's rack solver (cycle cancelling) takes minutes at 1,000 x 50 (2,320 s
 measured here on a loaded machine) and far longer at 10,000 x 200, so by default it runs on the 200 x 20
 rack shapes only (`--kafka-rack-max-tasks 1000` adds one variant per strategy at 1,000 x 50, first call
-only).
+only). `--part streams` measures `streams_sticky` alone and replaces only its rows in the JSON and the table.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ README = REPO_ROOT / "docs" / "performance.md"  # holds the ratios table
 TABLE_START = "<!-- kafka-ratios:start -->"
 TABLE_END = "<!-- kafka-ratios:end -->"
 RACKS = ("rack-0", "rack-1", "rack-2")
+SCALE_ASSIGNORS = ("high_availability", "sticky", "streams_sticky")
+STREAMS = "streams_sticky"
 
 
 @dataclass
@@ -145,15 +149,23 @@ def rack_scenario(tasks: int, clients: int, strategy: str, replicas: int) -> dic
 # --- our side -----------------------------------------------------------------------------------------
 
 
+# CPU times of our last `_time_ours` call (first, warm median): on a shared machine the wall clock mostly
+# measures the scheduler, so `streams_sticky` rows also compare CPU time with the oracle's thread CPU time.
+_LAST_CPU: dict[str, float | None] = {}
+
+
 def _time_ours(call: Callable[[], Any], repeat: int) -> tuple[float, float | None]:
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     call()
     first = (time.perf_counter() - started) * 1000.0
-    warm = []
+    _LAST_CPU["first"] = (time.process_time() - started_cpu) * 1000.0
+    warm, warm_cpu = [], []
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         call()
         warm.append((time.perf_counter() - started) * 1000.0)
+        warm_cpu.append((time.process_time() - started_cpu) * 1000.0)
+    _LAST_CPU["warm_median"] = statistics.median(warm_cpu) if warm_cpu else None
     return first, (statistics.median(warm) if warm else None)
 
 
@@ -242,6 +254,8 @@ def measure(
         elif answer["status"] == "OK":
             m.kafka_first_ms = answer["timing"]["first_ms"]
             m.kafka_warm_median_ms = answer["timing"]["warm_median_ms"]
+            if "first_cpu_ms" in answer["timing"]:
+                _record_cpu(m, answer["timing"])
             if "rack_cost" in answer:
                 m.extra["kafka_rack_cost"] = answer["rack_cost"]
         else:
@@ -250,6 +264,18 @@ def measure(
     m.ratio_first = _ratio(m.ours_first_ms, m.kafka_first_ms)
     print(json.dumps(asdict(m)), flush=True)
     return m
+
+
+def _record_cpu(m: Measurement, kafka_timing: dict[str, Any]) -> None:
+    """CPU times of both sides (ours: the process, single-threaded; Kafka's: the calling thread)."""
+    ours_warm, kafka_warm = _LAST_CPU.get("warm_median"), kafka_timing.get("warm_median_cpu_ms")
+    m.extra["cpu_ms"] = {
+        "ours_first": _LAST_CPU.get("first"),
+        "ours_warm_median": ours_warm,
+        "kafka_first": kafka_timing["first_cpu_ms"],
+        "kafka_warm_median": kafka_warm,
+        "ratio_warm": _ratio(ours_warm, kafka_warm),
+    }
 
 
 def _kafka_rack_skipped_note(tasks: int) -> str:
@@ -271,13 +297,16 @@ def run(args: argparse.Namespace) -> list[Measurement]:
         ("2000 tasks (10 subtopologies) x 100 clients x 2 threads, history", mixed_scenario),
     ]
     rack_sizes = ((200, 20), (1000, 50), (10_000, 200))
+    assignors = SCALE_ASSIGNORS
     if args.part == "rack":
         scale_shapes = []
-    if args.part == "scale":
+    if args.part in ("scale", "streams"):
         rack_sizes = ()
+    if args.part == "streams":
+        assignors = (STREAMS,)
     for name, build in scale_shapes:
         scenario = build()
-        for assignor in ("high_availability", "sticky"):
+        for assignor in assignors:
             results.append(
                 measure(
                     f"{name}, first", assignor, scenario, assignor, args.repeat, timeout_s=args.kafka_timeout
@@ -315,7 +344,32 @@ def run(args: argparse.Namespace) -> list[Measurement]:
     return results
 
 
-def write_results(results: list[Measurement], kafka_version: str) -> dict[str, Any]:
+def merge_streams_rows(earlier: list[dict[str, Any]], streams: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The earlier shapes with their `streams_sticky` rows replaced by `streams`, each new row placed after
+    the last earlier row of its shape (so each shape's assignors stay together in the table)."""
+    kept = [s for s in earlier if s["kind"] != STREAMS]
+    last_of_shape = {row["shape"]: i for i, row in enumerate(kept)}
+    after: dict[int, list[dict[str, Any]]] = {}
+    unplaced = []
+    for row in streams:
+        if row["shape"] in last_of_shape:
+            after.setdefault(last_of_shape[row["shape"]], []).append(row)
+        else:
+            unplaced.append(row)
+    merged: list[dict[str, Any]] = []
+    for i, row in enumerate(kept):
+        merged += [row, *after.get(i, [])]
+    return merged + unplaced
+
+
+def write_results(
+    results: list[Measurement], kafka_version: str, coordinator_version: str, streams_only: bool = False
+) -> dict[str, Any]:
+    shapes = [asdict(m) for m in results]
+    earlier = json.loads(RESULTS.read_text()) if streams_only and RESULTS.is_file() else None
+    if earlier is not None:
+        shapes = merge_streams_rows(earlier["shapes"], shapes)
+        kafka_version = earlier.get("kafka_version", kafka_version)
     document = {
         "machine": {
             "cpu_count": os.cpu_count(),
@@ -324,8 +378,9 @@ def write_results(results: list[Measurement], kafka_version: str) -> dict[str, A
             "python": sys.version.split()[0],
         },
         "kafka_version": kafka_version,
+        "kafka_coordinator_version": coordinator_version,
         "ratio": "ours / Kafka (below 1.0 = ours faster); warm = medians of warm calls, first = first calls",
-        "shapes": [asdict(m) for m in results],
+        "shapes": shapes,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(document, indent=1) + "\n")
@@ -340,7 +395,9 @@ def readme_table(document: dict[str, Any]) -> str:
     lines = [
         TABLE_START,
         f"Measured by `make bench-kafka` on {document['machine']['cpu_count']} cores (shared), Kafka "
-        f"{document['kafka_version']} (from `benchmarks/results/kafka_ratios.json`; ratio = ours / Kafka).",
+        f"{document['kafka_version']}, the broker-side `streams_sticky` against kafka-group-coordinator "
+        f"{document.get('kafka_coordinator_version', '?')} "
+        "(from `benchmarks/results/kafka_ratios.json`; ratio = ours / Kafka).",
         "",
         "| shape | assignor | ours first | ours median | Kafka first | Kafka warm median | ratio warm "
         "| ratio first |",
@@ -354,6 +411,21 @@ def readme_table(document: dict[str, Any]) -> str:
             f"| {_fmt(s['ratio_warm'], 'x')} | {_fmt(s['ratio_first'], 'x')} |"
         )
     notes = [f"* {s['shape']} ({s['kind']}): {s['note'].strip()}" for s in document["shapes"] if s["note"]]
+    cpu = [(s, s["extra"]["cpu_ms"]) for s in document["shapes"] if "cpu_ms" in s.get("extra", {})]
+    if cpu:
+        lines += [
+            "",
+            "CPU time of the same calls (ours: the process; Kafka: the calling thread), which the machine's "
+            "other load does not inflate:",
+            "",
+            "| shape | assignor | ours warm CPU | Kafka warm CPU | ratio |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {s['shape']} | {s['kind']} | {_fmt(c['ours_warm_median'], ' ms')} "
+            f"| {_fmt(c['kafka_warm_median'], ' ms')} | {_fmt(c['ratio_warm'], 'x')} |"
+            for s, c in cpu
+        ]
     if notes:
         lines += ["", *notes]
     lines.append(TABLE_END)
@@ -382,7 +454,9 @@ def main(argv: list[str] | None = None) -> int:
                         default=float(os.environ.get("BENCH_KAFKA_TIMEOUT_S", "180")))  # fmt: skip
     parser.add_argument("--no-readme", action="store_true", help="write the JSON only")
     parser.add_argument("--readme-only", action="store_true", help="rebuild the docs table from the JSON")
-    parser.add_argument("--part", choices=("all", "scale", "rack"), default="all", help="which shapes to run")
+    parser.add_argument(
+        "--part", choices=("all", "scale", "rack", "streams"), default="all", help="which shapes to run"
+    )
     args = parser.parse_args(argv)
     if args.readme_only:
         update_readme(json.loads(RESULTS.read_text()))
@@ -391,7 +465,8 @@ def main(argv: list[str] | None = None) -> int:
     results = run(args)
     with KafkaOracle() as oracle:
         version = oracle.run_lines(['{"mode":"sticky","clients":[],"tasks":[]}'])[0].get("kafka_version", "?")
-    document = write_results(results, version)
+        coordinator = oracle.run([{"clients": [], "tasks": []}], STREAMS)[0].get("kafka_version", "?")
+    document = write_results(results, version, coordinator, streams_only=args.part == "streams")
     if not args.no_readme:
         update_readme(document)
     return 0

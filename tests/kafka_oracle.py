@@ -25,7 +25,14 @@ ORACLE_JAR = ORACLE_DIR / "target" / "kafka-oracle.jar"
 ORACLE_LIB = ORACLE_DIR / "target" / "lib"
 MAIN_CLASS = "fleet.oracle.KafkaOracle"
 
-MODES = ("high_availability", "sticky", "fallback_prior", "optimize_rack_active", "optimize_rack_standby")
+MODES = (
+    "high_availability",
+    "sticky",
+    "fallback_prior",
+    "optimize_rack_active",
+    "optimize_rack_standby",
+    "streams_sticky",
+)
 
 
 class OracleUnavailable(RuntimeError):

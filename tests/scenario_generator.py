@@ -306,3 +306,45 @@ class _Generator:
         if tag_keys and rng.random() < 0.1:
             tags["extra"] = "x"  # a tag no config asks for (at most 5 tags in total)
         return tags
+
+
+# --- fixed shapes (Kafka's scale tests), for tests that need long histories -------------------------------
+
+
+def scale_scenario(tasks: int, clients: int, *, threads: int = 1, standbys: int = 1) -> dict[str, Any]:
+    """One stateful subtopology of `tasks` partitions, `clients` clients of `threads` threads, no history
+    (the shape of benchmarks/bench_kafka.py's scale shapes)."""
+
+    def task(partition: int) -> dict[str, Any]:
+        return {
+            "id": f"0_{partition}",
+            "stores": ["store-0"],
+            "partitions": [
+                {"topic": "src-0", "partition": partition, "source": True},
+                {"topic": "store-0-changelog", "partition": partition, "changelog": True},
+            ],
+        }
+
+    return {
+        "app_id": f"scale-{tasks}x{clients}",
+        "configs": {"num_standby_replicas": standbys},
+        "tasks": [task(p) for p in range(tasks)],
+        "clients": [{"process_id": str(uuid.UUID(int=i + 1)), "threads": threads} for i in range(clients)],
+    }
+
+
+def next_round(scenario: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The scenario after `result` was rolled out: each consumer owns what the result gave it, actives
+    run (lag -2) and standbys are 10 records behind."""
+    by_pid = {uuid.UUID(c["process_id"]): c for c in result["assignment"]}
+    clients = []
+    for client in scenario["clients"]:
+        held = by_pid[uuid.UUID(client["process_id"])]
+        consumers = [
+            {"id": consumer, "prev_active": tasks["active"], "prev_standby": tasks["standby"]}
+            for consumer, tasks in held["consumers"].items()
+        ]
+        lags = {t: -2 for t in held["active"]} | {t: 10 for t in held["standby"]}
+        rest = {k: v for k, v in client.items() if k not in ("threads", "prev_active", "prev_standby")}
+        clients.append({**rest, "consumers": consumers, "lags": lags})
+    return {**scenario, "clients": clients}

@@ -303,7 +303,7 @@ def test_an_unwritable_out_file_is_reported_on_one_line(tmp_path):
     assert err.startswith(f"error: {target}: $: cannot write the result")
 
 
-@pytest.mark.parametrize("assignor", ["high_availability", "sticky"])
+@pytest.mark.parametrize("assignor", ["high_availability", "sticky", "streams_sticky"])
 def test_every_shared_example_plans_with_a_built_in_assignor_in_the_result_format(scenarios_dir, assignor):
     for file in sorted((scenarios_dir).glob("*.json")):
         code, out, err = run("plan", str(file), "--assignor", assignor, "--now-ms", "0")

@@ -20,6 +20,9 @@ Issue 9 item 3, judged by POLICY.md:
   active once, the same standby count per task, and a follow-up requested.
 * KIP-924 sticky: valid; active moves and load spread no worse than Kafka's on at least 99% of seeds; fewer
   active moves in total. The seeds where Kafka wins are listed in the failure message and printed.
+* Broker-side streams sticky (Kafka 4.4.0's group coordinator, KIP-1071): identical actives and standbys on
+  every member (consumer), hence every client, and the same validation error; on the default draw and on a
+  draw where most consumers carry their own history (the broker's stickiness is per member).
 
 `DIFF_SEEDS` (default 500) sets the seed count of `make test`; `make soak` runs `DIFF_SOAK_SEEDS` (default
 5000) other seeds. Seeds that once failed are kept in `REGRESSION_SEEDS` and always run. Nothing is skipped
@@ -38,7 +41,7 @@ from typing import Any
 import pytest
 
 from tests.kafka_oracle import per_client
-from tests.scenario_generator import Knobs, generate_scenario
+from tests.scenario_generator import Knobs, generate_scenario, next_round, scale_scenario
 
 pytestmark = pytest.mark.kafka_oracle
 
@@ -77,7 +80,10 @@ REGRESSION_SEEDS: dict[str, tuple[int, ...]] = {
     # lets the caps admit the input and costs 38 against Kafka's 73 (first seen 2026-11-22). 1003122: the
     # test's own LP lost the rows of trailing clients without an edge (first seen 2026-11-25 in the soak).
     "optimize_rack": (271, 1003122),
+    "streams_sticky": (),
 }
+# Most consumers carry their own previous tasks: the broker keeps a task on the member that ran it.
+MEMBER_HISTORY_KNOBS = Knobs(consumer_history_share=0.9)
 STICKY_MIN_SHARE_NO_WORSE = 0.99
 
 
@@ -1059,11 +1065,74 @@ def test_rack_optimizers_reach_kafkas_cost(kafka_oracle):
     _run_optimizers(kafka_oracle, _seeds(DIFF_SEEDS, 0, "optimize_rack"))
 
 
+# --- streams protocol (broker-side sticky) -------------------------------------------------------------
+
+
+def _members(result: dict) -> dict[tuple[str, str], tuple[list[str], list[str]]]:
+    """(canonical process id, consumer) -> (actives, standbys): what the broker assigns per member."""
+    return {
+        (str(uuid.UUID(client["process_id"])), consumer): (tasks["active"], tasks["standby"])
+        for client in result["assignment"]
+        for consumer, tasks in client["consumers"].items()
+    }
+
+
+def _streams_sticky_failure(pair: Pair) -> str | None:
+    if pair.ours is None:
+        return f"seed {pair.seed}: {pair.ours_error}"
+    if pair.ours["error"] != pair.kafka["error"]:
+        return f"seed {pair.seed}: error {pair.ours['error']} vs Kafka {pair.kafka['error']}"
+    ours, kafka = _members(pair.ours), _members(pair.kafka)
+    differing = sorted(m for m in ours.keys() | kafka.keys() if ours.get(m) != kafka.get(m))
+    if differing:
+        first = differing[0]
+        return (
+            f"seed {pair.seed}: {len(differing)} member(s) differ, e.g. {first[1]}: ours {ours.get(first)} "
+            f"vs Kafka {kafka.get(first)}"
+        )
+    return None
+
+
+def _run_streams_sticky(oracle, seeds: list[int], knobs: Knobs = Knobs()) -> None:
+    pairs = _pairs(oracle, "streams_sticky", seeds, knobs)
+    failures = [f for f in map(_streams_sticky_failure, pairs) if f is not None]
+    with_standbys = sum(1 for p in pairs if p.scenario["configs"]["num_standby_replicas"] > 0)
+    exact = len(pairs) - len(failures)
+    print(f"streams_sticky: {exact} of {len(pairs)} seeds exact ({with_standbys} with standbys)")
+    assert not failures, _report("streams_sticky differs from Kafka's broker assignor", failures)
+
+
+def test_streams_sticky_matches_kafka_exactly(kafka_oracle):
+    _run_streams_sticky(kafka_oracle, _seeds(DIFF_SEEDS, 0, "streams_sticky"))
+
+
+def test_streams_sticky_matches_kafka_exactly_with_member_history(kafka_oracle):
+    _run_streams_sticky(kafka_oracle, _seeds(DIFF_SEEDS, 0, "streams_sticky"), MEMBER_HISTORY_KNOBS)
+
+
+def test_streams_sticky_matches_kafka_on_scale_shapes_with_long_holder_lists(kafka_oracle):
+    """The benchmark's shapes, small: many standbys make long lists of previous holders in the second
+    round, where ours ends the holder search early (the load floor); a thousand threads on few clients."""
+    firsts = [scale_scenario(200, 20, standbys=10), scale_scenario(300, 10, threads=30, standbys=3)]
+    scenarios = []
+    for first in firsts:
+        ours_first, error = _plan_ours(first, "streams_sticky")
+        assert ours_first is not None, error
+        scenarios += [first, next_round(first, ours_first)]
+    answers = kafka_oracle.run(scenarios, "streams_sticky", now_ms=NOW_MS)
+    for index, (scenario, kafka) in enumerate(zip(scenarios, answers)):
+        ours, error = _plan_ours(scenario, "streams_sticky")
+        failure = _streams_sticky_failure(Pair(index, scenario, kafka, ours, error))
+        assert failure is None, failure
+
+
 # --- soak (make soak) ---------------------------------------------------------------------------------
 
 
 @pytest.mark.soak
-@pytest.mark.parametrize("mode", ["high_availability", "fallback_prior", "sticky", "optimize_rack"])
+@pytest.mark.parametrize(
+    "mode", ["high_availability", "fallback_prior", "sticky", "optimize_rack", "streams_sticky"]
+)
 def test_soak_against_kafka(kafka_oracle, mode):
     seeds = list(range(SOAK_FIRST_SEED, SOAK_FIRST_SEED + SOAK_SEEDS))
     run: Any = {
@@ -1071,5 +1140,8 @@ def test_soak_against_kafka(kafka_oracle, mode):
         "fallback_prior": _run_fallback,
         "sticky": _run_sticky,
         "optimize_rack": _run_optimizers,
+        "streams_sticky": _run_streams_sticky,
     }[mode]
     run(kafka_oracle, seeds)
+    if mode == "streams_sticky":
+        _run_streams_sticky(kafka_oracle, seeds, MEMBER_HISTORY_KNOBS)

@@ -1,7 +1,9 @@
 """The Kafka oracle reproduces Kafka's own answers to the example scenarios (tests/data/scenarios/kafka/).
 
 Those answers came from Kafka's source of late October 2024; the oracle runs the pinned release's jars.
-HA, the rack optimizers and the fallback match exactly (the fallback's legacy sticky iterates hash sets, and
+The broker-side streams sticky answers were written by this oracle from kafka-group-coordinator 4.4.0
+(`tests/write_streams_sticky_answers.py`) and are matched per member. HA, the rack optimizers and the
+fallback match exactly (the fallback's legacy sticky iterates hash sets, and
 the oracle builds them as the answers' harness did). The KIP-924 sticky assignor iterates a HashSet of
 TaskInfo objects, whose identity hashes differ from JVM to JVM (POLICY.md 3): its actives match exactly and
 its standbys are compared by how many replicas each task got.
@@ -107,6 +109,15 @@ def test_hash_order_assignors_match_kafka_actives_and_standby_counts(oracle_answ
 def test_fallback_prior_matches_kafka_exactly(oracle_answers, name):
     _, kafka, result = oracle_answers[(name, "fallback_prior")]
     assert per_client(result) == per_client(kafka)
+
+
+@pytest.mark.parametrize("name", [n for n, m in EXAMPLES if m == "streams_sticky"], ids=lambda n: n)
+def test_streams_sticky_matches_kafka_exactly_per_member(oracle_answers, name):
+    _, kafka, result = oracle_answers[(name, "streams_sticky")]
+    assert per_client(result) == per_client(kafka)
+    assert {c["process_id"]: c["consumers"] for c in result["assignment"]} == {
+        c["process_id"]: c["consumers"] for c in kafka["assignment"]
+    }
 
 
 def test_fallback_requests_probing_on_smallest_process_id(oracle_answers):

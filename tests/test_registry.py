@@ -48,17 +48,20 @@ def test_the_built_in_assignors_load_by_name():
     from fleet_assignor.assignor.fallback import FallbackPriorTaskAssignor
     from fleet_assignor.assignor.high_availability import HighAvailabilityTaskAssignor
     from fleet_assignor.assignor.sticky import StickyTaskAssignor
+    from fleet_assignor.assignor.streams_sticky import StreamsStickyTaskAssignor
 
+    assert isinstance(load_assignor("streams_sticky"), StreamsStickyTaskAssignor)
     assert isinstance(load_assignor("fallback_prior"), FallbackPriorTaskAssignor)
     assert isinstance(load_assignor("high_availability"), HighAvailabilityTaskAssignor)
     assert isinstance(load_assignor("sticky"), StickyTaskAssignor)
 
 
-def test_the_three_built_in_names_point_at_the_agreed_classes():
+def test_the_built_in_names_point_at_the_agreed_classes():
     assert BUILTIN_ASSIGNORS == {
         "high_availability": "fleet_assignor.assignor.high_availability:HighAvailabilityTaskAssignor",
         "sticky": "fleet_assignor.assignor.sticky:StickyTaskAssignor",
         "fallback_prior": "fleet_assignor.assignor.fallback:FallbackPriorTaskAssignor",
+        "streams_sticky": "fleet_assignor.assignor.streams_sticky:StreamsStickyTaskAssignor",
     }
 
 

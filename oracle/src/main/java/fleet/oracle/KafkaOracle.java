@@ -5,6 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.common.utils.AppInfoParser;
+import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.streams.assignor.TopologyDescriber;
+import org.apache.kafka.coordinator.group.streams.assignor.GroupSpecImpl;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.assignment.AssignmentConfigs;
 import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment;
@@ -56,10 +60,14 @@ public final class KafkaOracle {
         final SortedMap<ProcessId, SortedSet<TaskId>> active = new TreeMap<>();
         final SortedMap<ProcessId, SortedSet<TaskId>> standby = new TreeMap<>();
         final SortedMap<ProcessId, Long> deadlines = new TreeMap<>();
+        /** Per client, per consumer (broker member): actives and standbys; only the streams protocol says. */
+        final SortedMap<ProcessId, SortedMap<String, List<SortedSet<TaskId>>>> consumers = new TreeMap<>();
         String assignor;
         boolean probing;
         String validationError;
         double elapsedMs;
+        /** CPU time of the calling thread in the assignor call, where measured (NaN elsewhere). */
+        double cpuMs = Double.NaN;
         ObjectNode rackCost;
     }
 
@@ -88,20 +96,32 @@ public final class KafkaOracle {
             final Scenario scenario = Scenario.parse(request);
             result.put("app_id", scenario.appId);
             result.put("mode", mode);
+            if ("streams_sticky".equals(mode)) {
+                // The broker-side assignor comes from kafka-group-coordinator, a release of its own here.
+                result.put("kafka_version", coordinatorVersion());
+            }
             final Outcome first = run(mode, scenario, nowMs);
             final double[] warm = new double[repeat];
+            final double[] warmCpu = new double[repeat];
             for (int i = 0; i < repeat; i++) {
-                warm[i] = run(mode, scenario, nowMs).elapsedMs;
+                final Outcome again = run(mode, scenario, nowMs);
+                warm[i] = again.elapsedMs;
+                warmCpu[i] = again.cpuMs;
             }
             write(result, scenario, first);
             final ObjectNode timing = result.putObject("timing");
             timing.put("first_ms", first.elapsedMs);
             if (repeat > 0) {
-                Arrays.sort(warm);
-                timing.put("warm_median_ms", repeat % 2 == 1 ? warm[repeat / 2]
-                    : (warm[repeat / 2 - 1] + warm[repeat / 2]) / 2.0);
+                timing.put("warm_median_ms", median(warm));
             } else {
                 timing.putNull("warm_median_ms");
+            }
+            if (!Double.isNaN(first.cpuMs)) {
+                // On a shared machine the wall clock mostly measures the scheduler; CPU time does not.
+                timing.put("first_cpu_ms", first.cpuMs);
+                if (repeat > 0) {
+                    timing.put("warm_median_cpu_ms", median(warmCpu));
+                }
             }
             timing.put("repeat", repeat);
             result.put("status", "OK");
@@ -116,6 +136,22 @@ public final class KafkaOracle {
         return result;
     }
 
+    private static double median(final double[] values) {
+        final double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        final int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+    }
+
+    /** The kafka-group-coordinator release on the classpath, read from its jar's file name. */
+    private static String coordinatorVersion() {
+        final String jar = org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor.class
+            .getProtectionDomain().getCodeSource().getLocation().getPath();
+        final java.util.regex.Matcher m =
+            java.util.regex.Pattern.compile("kafka-group-coordinator-([^/]+)\\.jar$").matcher(jar);
+        return m.find() ? m.group(1) : "?";
+    }
+
     private static Outcome run(final String mode, final Scenario s, final long nowMs) {
         switch (mode) {
             case "high_availability":
@@ -127,6 +163,8 @@ public final class KafkaOracle {
                 return runLegacy(new FallbackPriorTaskAssignor(), "fallback_prior", s, nowMs);
             case "sticky":
                 return runSticky(s);
+            case "streams_sticky":
+                return runStreamsSticky(s);
             case "optimize_rack_active":
                 return runOptimizer(s, AssignedTask.Type.ACTIVE);
             case "optimize_rack_standby":
@@ -177,6 +215,44 @@ public final class KafkaOracle {
         o.probing = !o.deadlines.isEmpty();
         o.validationError = TaskAssignmentUtils.validateTaskAssignment(state, assignment).name();
         return o;
+    }
+
+    /** The broker-side StickyTaskAssignor of the streams protocol (kafka-group-coordinator, KIP-1071). */
+    private static Outcome runStreamsSticky(final Scenario s) {
+        final GroupSpecImpl spec = StreamsStickyInputs.groupSpec(s);
+        final TopologyDescriber topology = StreamsStickyInputs.topology(s);
+        final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        final long startCpu = threads.getCurrentThreadCpuTime();
+        final long start = System.nanoTime();
+        final GroupAssignment assignment =
+            new org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor().assign(spec, topology);
+        final Outcome o = new Outcome();
+        o.elapsedMs = (System.nanoTime() - start) / 1e6;
+        o.cpuMs = (threads.getCurrentThreadCpuTime() - startCpu) / 1e6;
+        o.assignor = "streams_sticky";
+        for (final Scenario.Client c : s.clients) {
+            final SortedSet<TaskId> act = o.active.computeIfAbsent(c.processId, k -> new TreeSet<>());
+            final SortedSet<TaskId> stb = o.standby.computeIfAbsent(c.processId, k -> new TreeSet<>());
+            final SortedMap<String, List<SortedSet<TaskId>>> split =
+                o.consumers.computeIfAbsent(c.processId, k -> new TreeMap<>());
+            for (final String consumer : c.consumers) {
+                final MemberAssignment m = assignment.members().get(consumer);
+                final SortedSet<TaskId> memberActive = taskIds(m.activeTasks());
+                final SortedSet<TaskId> memberStandby = taskIds(m.standbyTasks());
+                act.addAll(memberActive);
+                stb.addAll(memberStandby);
+                split.put(consumer, List.of(memberActive, memberStandby));
+            }
+        }
+        o.validationError = validate(s, o).name();
+        return o;
+    }
+
+    private static SortedSet<TaskId> taskIds(final Map<String, Set<Integer>> bySubtopology) {
+        final SortedSet<TaskId> ids = new TreeSet<>();
+        bySubtopology.forEach((sub, partitions) ->
+            partitions.forEach(p -> ids.add(new TaskId(Integer.parseInt(sub), p))));
+        return ids;
     }
 
     private static Outcome runOptimizer(final Scenario s, final AssignedTask.Type type) {
@@ -300,6 +376,16 @@ public final class KafkaOracle {
             o.standby.getOrDefault(pid, new TreeSet<>()).forEach(t -> stb.add(t.toString()));
             // Kafka does not tell warmups from standbys: its standby lists include them.
             c.putNull("warmup");
+            if (o.consumers.containsKey(pid)) {
+                final ObjectNode split = c.putObject("consumers");
+                o.consumers.get(pid).forEach((consumer, tasks) -> {
+                    final ObjectNode m = split.putObject(consumer);
+                    final ArrayNode ma = m.putArray("active");
+                    tasks.get(0).forEach(t -> ma.add(t.toString()));
+                    final ArrayNode ms = m.putArray("standby");
+                    tasks.get(1).forEach(t -> ms.add(t.toString()));
+                });
+            }
             if (o.deadlines.containsKey(pid)) {
                 c.put("followup_rebalance_deadline_ms", o.deadlines.get(pid));
             } else {

@@ -1,0 +1,229 @@
+"""The iteration orders of Java's HashMap and PriorityQueue, for assignors whose answer depends on them.
+
+Kafka's broker-side StickyTaskAssignor (`streams_sticky.py`) breaks ties by the order a `HashMap` of
+strings iterates and by the internal array of a `PriorityQueue`. Neither order is random: a `String`'s
+hash is fixed by its characters, and a HashMap iterates its buckets in index order, so the order follows
+from the keys, the table size and the order of insertion. These classes compute that order (our own code,
+written from the documented behaviour of `java.util.HashMap` and `java.util.PriorityQueue` in Java 17):
+
+* `JavaHashOrder` records the keys a map received through `put` or `computeIfAbsent` and gives the order
+  `keySet()` / `values()` would iterate them in. The two calls differ: `put` appends a new key to its
+  bucket and grows the table after the insertion that passes the threshold; `computeIfAbsent` grows it
+  *before* an insertion when the size already passed the threshold, and puts a new key at the head of its
+  bucket. A bucket of eight or more colliding keys becomes a tree in Java (tables of 64 buckets or more),
+  whose order is not emulated: `treeified` says when that happened.
+* `JavaPriorityQueue` is a binary heap with Java's `offer` / `poll` sift steps, so equal keys come out in
+  the same order as in Java (Python's `heapq` sifts differently).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator
+from functools import lru_cache
+from typing import Generic, TypeVar
+
+_DEFAULT_CAPACITY = 16
+_TREEIFY_THRESHOLD = 8
+_MIN_TREEIFY_CAPACITY = 64
+
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+
+
+def _to_int32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= (1 << 31) else value
+
+
+# Java caches a String's hash in the String; the same ids are hashed on every planning call.
+@lru_cache(maxsize=1 << 16)
+def java_string_hash(text: str) -> int:
+    """`String.hashCode()`: 31-polynomial over the UTF-16 code units, in 32-bit signed arithmetic."""
+    h = 0
+    if text.isascii():  # one UTF-16 code unit per byte
+        for unit in text.encode("ascii"):
+            h = (31 * h + unit) & 0xFFFFFFFF
+        return _to_int32(h)
+    data = text.encode("utf-16-le")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] | (data[i + 1] << 8))) & 0xFFFFFFFF
+    return _to_int32(h)
+
+
+def _spread(h: int) -> int:
+    """`HashMap.hash`: the high half folded into the low one (bucket index = spread & (size - 1))."""
+    unsigned = h & 0xFFFFFFFF
+    return unsigned ^ (unsigned >> 16)
+
+
+def table_size_for(capacity: int) -> int:
+    """`HashMap.tableSizeFor`: the smallest power of two >= capacity, at least 1."""
+    size = 1
+    while size < capacity:
+        size <<= 1
+    return size
+
+
+class JavaHashOrder:
+    """Which order a `java.util.HashMap<String, ?>` iterates its keys in, given how they were inserted.
+
+    `initial_capacity` None is `new HashMap<>()`; a number is `new HashMap<>(n)`. Keys are strings, hashed as
+    Java hashes them; removals are not needed by any caller and not supported, nor is mixing `put` and
+    `compute_if_absent` on one map.
+
+    The order follows from the final table size: buckets in index order, and inside a bucket the keys in
+    insertion order (`put` appends) or its reverse (`computeIfAbsent` prepends), because a resize splits
+    each bucket keeping the keys' relative order and keys sharing a bucket at the final size shared it at
+    every smaller size. So only the table size is simulated, with the per-bucket counts that decide when a
+    crowded bucket doubles a small table.
+    """
+
+    __slots__ = ("_keys", "_hashes", "_capacity", "_threshold", "_counts", "_prepend", "_order", "treeified")
+
+    def __init__(self, initial_capacity: int | None = None) -> None:
+        self._keys: list[str] = []
+        self._hashes: dict[str, int] = {}
+        self._capacity = 0  # no table yet: Java allocates it on the first insertion
+        # Before the table exists Java keeps the requested table size in the threshold field.
+        self._threshold = 0 if initial_capacity is None else table_size_for(initial_capacity)
+        self._counts: dict[int, int] = {}  # keys per bucket at the current table size
+        self._prepend: bool | None = None  # how new keys enter their bucket (None: no key yet)
+        self._order: list[str] | None = None
+        self.treeified = False
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._hashes
+
+    def _resize(self) -> None:
+        if self._capacity == 0:
+            capacity = self._threshold if self._threshold > 0 else _DEFAULT_CAPACITY
+        else:
+            capacity = self._capacity * 2
+        self._capacity = capacity
+        self._threshold = capacity * 3 // 4  # (int) (capacity * 0.75f) for every power of two
+        mask = capacity - 1
+        counts: dict[int, int] = {}
+        for h in self._hashes.values():
+            counts[h & mask] = counts.get(h & mask, 0) + 1
+        self._counts = counts
+
+    def _insert(self, key: str, prepend: bool) -> int:
+        """Record a new key; the size of its bucket afterwards."""
+        if self._prepend is not None and self._prepend != prepend:
+            raise ValueError("a map filled by both put and computeIfAbsent is not supported")
+        self._prepend = prepend
+        h = _spread(java_string_hash(key))
+        self._hashes[key] = h
+        self._keys.append(key)
+        self._order = None
+        bucket = h & (self._capacity - 1)
+        size = self._counts.get(bucket, 0) + 1
+        self._counts[bucket] = size
+        return size
+
+    def _grow_crowded_bucket(self, bucket_size: int, limit: int) -> None:
+        """`treeifyBin`: a crowded bucket doubles a small table instead of becoming a tree."""
+        if bucket_size >= limit:
+            if self._capacity < _MIN_TREEIFY_CAPACITY:
+                self._resize()
+            else:
+                self.treeified = True
+
+    def put(self, key: str) -> None:
+        """`HashMap.put(key, ...)`."""
+        if key in self._hashes:
+            return
+        if self._capacity == 0:
+            self._resize()
+        # putVal treeifies when the bucket already held TREEIFY_THRESHOLD keys before this one.
+        self._grow_crowded_bucket(self._insert(key, prepend=False), _TREEIFY_THRESHOLD + 1)
+        if len(self._keys) > self._threshold:
+            self._resize()
+
+    def compute_if_absent(self, key: str) -> None:
+        """`HashMap.computeIfAbsent(key, ...)` with a function that never returns null."""
+        if self._capacity == 0 or len(self._keys) > self._threshold:
+            self._resize()  # before the lookup, even when the key is present
+        if key in self._hashes:
+            return
+        self._grow_crowded_bucket(self._insert(key, prepend=True), _TREEIFY_THRESHOLD)
+
+    def keys(self) -> list[str]:
+        """The keys in the order `keySet()` iterates them."""
+        if self._order is None:
+            mask = self._capacity - 1
+            hashes = self._hashes
+            keys = self._keys[::-1] if self._prepend else self._keys
+            self._order = sorted(keys, key=lambda k: hashes[k] & mask)  # stable: bucket order kept
+        return list(self._order)
+
+
+def hash_map_put_order(keys: list[str], initial_capacity: int | None = None) -> list[str]:
+    """Iteration order of a HashMap filled by `put` in the order of `keys`."""
+    order = JavaHashOrder(initial_capacity)
+    for key in keys:
+        order.put(key)
+    return order.keys()
+
+
+class JavaPriorityQueue(Generic[T]):
+    """`java.util.PriorityQueue` with a comparator reading a number from each element at insertion.
+
+    The sift steps are Java's (`siftUpUsingComparator`, `siftDownUsingComparator`), so elements with equal
+    keys leave in Java's order. An element's key must not change while it is in the queue, which every
+    caller guarantees by polling an element before changing it.
+    """
+
+    __slots__ = ("_heap", "_key")
+
+    def __init__(self, key: Callable[[T], float]) -> None:
+        self._heap: list[tuple[float, T]] = []
+        self._key = key
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def __iter__(self) -> Iterator[T]:
+        return (item for _, item in self._heap)
+
+    def offer(self, item: T) -> None:
+        heap = self._heap
+        entry = (self._key(item), item)
+        k = len(heap)
+        heap.append(entry)
+        while k > 0:
+            parent = (k - 1) >> 1
+            above = heap[parent]
+            if not entry[0] < above[0]:  # compare(x, parent) >= 0 stops the climb
+                break
+            heap[k] = above
+            k = parent
+        heap[k] = entry
+
+    def poll(self) -> T | None:
+        heap = self._heap
+        if not heap:
+            return None
+        result = heap[0][1]
+        last = heap.pop()
+        n = len(heap)
+        if n:
+            key = last[0]
+            k, half = 0, n >> 1
+            while k < half:
+                child = 2 * k + 1
+                smaller = heap[child]
+                right = child + 1
+                if right < n:
+                    other = heap[right]
+                    if smaller[0] > other[0]:  # compare(left, right) > 0 takes the right
+                        child, smaller = right, other
+                if key <= smaller[0]:  # compare(x, child) <= 0 stops the descent
+                    break
+                heap[k] = smaller
+                k = child
+            heap[k] = last
+        return result

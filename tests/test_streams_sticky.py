@@ -1,0 +1,313 @@
+"""`streams_sticky`: Kafka 4.4.0's broker-side StickyTaskAssignor (KIP-1071) and its mapping from scenarios.
+
+Kafka's own answers on the example scenarios (`kafka/example-NNN.streams_sticky.json`, from the oracle) must
+be reproduced exactly, per member; the random differential run is in test_differential_kafka.py. The other
+tests pin the behaviour one rule at a time on small hand-made groups.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fleet_assignor.assignor import AssignmentConfigs
+from fleet_assignor.assignor.java_order import JavaHashOrder
+from fleet_assignor.assignor.planner import plan_scenario
+from fleet_assignor.assignor.scenario import load_scenario
+from fleet_assignor.assignor.streams_sticky import (
+    StreamsStickyTaskAssignor,
+    assign_broker_group,
+    broker_group,
+    offset_sum_for,
+)
+from tests.conftest import SCENARIOS_DIR
+from tests.fixtures import TASK_0_0, app_state, stateful_task, streams_state
+from tests.scenario_generator import Knobs, generate_scenario, next_round, scale_scenario
+
+EXAMPLES = sorted(p.name.split(".")[0] for p in (SCENARIOS_DIR / "kafka").glob("*.streams_sticky.json"))
+
+
+def pid(n: int) -> str:
+    return f"00000000-0000-4000-8000-{n:012d}"
+
+
+def task(text: str, stateful: bool = True) -> dict:
+    sub, partition = text.split("_")
+    partitions = [{"topic": f"in-{sub}", "partition": int(partition), "source": True}]
+    if stateful:
+        partitions.append({"topic": f"app-s{sub}-changelog", "partition": int(partition), "changelog": True})
+    return {"id": text, "stores": [f"s{sub}"] if stateful else [], "partitions": partitions}
+
+
+def scenario(tasks: list[dict], clients: list[dict], standbys: int = 0) -> dict:
+    return {"configs": {"num_standby_replicas": standbys}, "tasks": tasks, "clients": clients}
+
+
+def plan(s: dict) -> dict:
+    return plan_scenario(s, assignor="streams_sticky", now_ms=0)
+
+
+def consumers_of(result: dict) -> dict[str, dict[str, list[str]]]:
+    return {c: tasks for client in result["assignment"] for c, tasks in client["consumers"].items()}
+
+
+def actives(result: dict) -> dict[str, list[str]]:
+    return {c: tasks["active"] for c, tasks in consumers_of(result).items()}
+
+
+# --- Kafka's answers on the examples ------------------------------------------------------------------------
+
+
+def test_every_example_has_kafkas_answer():
+    assert EXAMPLES == sorted(p.stem for p in SCENARIOS_DIR.glob("example-*.json"))
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_examples_match_kafka_exactly_per_member(name):
+    kafka = json.loads((SCENARIOS_DIR / "kafka" / f"{name}.streams_sticky.json").read_text())
+    ours = plan(json.loads((SCENARIOS_DIR / f"{name}.json").read_text()))
+    assert (ours["status"], ours["error"], ours["probing_rebalance"]) == (
+        "OK",
+        kafka["validation_error"],
+        False,
+    )
+    expected = {c["process_id"]: (c["active"], c["standby"], c["consumers"]) for c in kafka["assignment"]}
+    got = {c["process_id"]: (c["active"], c["standby"], c["consumers"]) for c in ours["assignment"]}
+    assert got == expected
+
+
+# --- the rules, one at a time -------------------------------------------------------------------------------
+
+
+def test_a_fresh_group_gets_the_same_number_of_actives_on_every_member():
+    tasks = [task(f"{s}_{p}", stateful=False) for s in range(3) for p in range(4)]
+    clients = [{"process_id": pid(n), "threads": n} for n in (1, 2, 3)]
+    result = plan(scenario(tasks, clients))
+    assert sorted(len(a) for a in actives(result).values()) == [2] * 6
+    assert sorted(t for a in actives(result).values() for t in a) == sorted(t["id"] for t in tasks)
+
+
+def test_previous_actives_stay_on_the_member_that_ran_them():
+    history = {
+        "a-1": ["0_0", "1_1"],
+        "a-2": ["0_1", "1_0"],
+        "b-1": ["0_2", "1_3"],
+        "b-2": ["0_3", "1_2"],
+    }
+    clients = [
+        {"process_id": pid(1), "consumers": [{"id": c, "prev_active": history[c]} for c in ("a-1", "a-2")]},
+        {"process_id": pid(2), "consumers": [{"id": c, "prev_active": history[c]} for c in ("b-1", "b-2")]},
+    ]
+    tasks = [task(f"{s}_{p}") for s in range(2) for p in range(4)]
+    assert actives(plan(scenario(tasks, clients))) == {c: sorted(t) for c, t in history.items()}
+
+
+def test_an_owner_over_its_quota_keeps_its_lowest_partitions_first():
+    # The owner may keep 2 of its 4 tasks; previous owners are visited in (partition, subtopology) order, so
+    # it keeps partition 0 of both subtopologies (a plain TaskId order would keep 0_0 and 0_1).
+    clients = [
+        {"process_id": pid(1), "consumers": [{"id": "old", "prev_active": ["0_0", "0_1", "1_0", "1_1"]}]},
+        {"process_id": pid(2), "consumers": ["new"]},
+    ]
+    tasks = [task(t) for t in ("0_0", "0_1", "1_0", "1_1")]
+    assert actives(plan(scenario(tasks, clients))) == {"old": ["0_0", "1_0"], "new": ["0_1", "1_1"]}
+
+
+def test_a_task_whose_owner_left_goes_to_its_previous_standby_holder():
+    clients = [
+        {"process_id": pid(1), "consumers": [{"id": "b", "prev_standby": ["0_0"]}]},
+        {"process_id": pid(2), "consumers": [{"id": "c", "prev_active": ["0_2"], "prev_standby": ["0_1"]}]},
+    ]
+    tasks = [task(f"0_{p}") for p in range(4)]
+    # 0_2 stays; 0_0 and 0_1 go to their standby holders; 0_3 has no holder and goes to the lighter process.
+    assert actives(plan(scenario(tasks, clients))) == {"b": ["0_0", "0_3"], "c": ["0_1", "0_2"]}
+
+
+def test_among_standby_holders_the_most_caught_up_takes_the_task():
+    def client(n: int, consumer: str, lag: int) -> dict:
+        return {
+            "process_id": pid(n),
+            "consumers": [{"id": consumer, "prev_standby": ["0_0"]}],
+            "lags": {"0_0": lag},
+        }
+
+    for behind, ahead in ((("b", 1), ("c", 2)), (("c", 2), ("b", 1))):
+        clients = [client(behind[1], behind[0], 500), client(ahead[1], ahead[0], 10)]
+        assert actives(plan(scenario([task("0_0")], clients)))[ahead[0]] == ["0_0"]
+
+
+def test_subtopology_ids_are_ordered_as_text():
+    # With no history, tasks go out in (subtopology id, partition) order as text: "10" before "2". The
+    # members' queue starts in the order of the process's member map, so its first member takes 10_0.
+    client = {"process_id": pid(1), "consumers": ["m-1", "m-2"]}
+    result = plan(scenario([task("2_0", stateful=False), task("10_0", stateful=False)], [client]))
+    members = JavaHashOrder()
+    for member in ("m-1", "m-2"):
+        members.put(member)
+    first, second = members.keys()
+    assert actives(result) == {first: ["10_0"], second: ["2_0"]}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_standbys_go_to_other_processes_up_to_the_replica_count(seed):
+    generated = generate_scenario(seed, Knobs(num_standby_replicas=(1, 3)))
+    result = plan(generated)
+    assert result["status"] == "OK", result["error_detail"]
+    processes = len(generated["clients"])
+    wanted = min(generated["configs"]["num_standby_replicas"], processes - 1)
+    holders: dict[str, list[str]] = {}
+    for client in result["assignment"]:
+        for t in client["active"] + client["standby"]:
+            holders.setdefault(t, []).append(client["process_id"])
+    changelogged = {t["id"] for t in generated["tasks"] if any(p.get("changelog") for p in t["partitions"])}
+    for t, owners in holders.items():
+        assert len(owners) == len(set(owners)), t
+        assert len(owners) == (1 + wanted if t in changelogged else 1), t
+
+
+def test_racks_client_tags_and_warmup_settings_play_no_part():
+    base = json.loads((SCENARIOS_DIR / "example-006.json").read_text())
+    changed = json.loads(json.dumps(base))
+    changed["configs"].update(
+        {
+            "max_warmup_replicas": 7,
+            "acceptable_recovery_lag": 0,
+            "rack_aware_assignment_strategy": "min_traffic",
+        }
+    )
+    for client in changed["clients"]:
+        client["rack"] = "elsewhere"
+    assert plan(changed)["assignment"] == plan(base)["assignment"]
+
+
+def test_the_broker_never_asks_for_a_follow_up_rebalance():
+    result = plan(json.loads((SCENARIOS_DIR / "example-001.json").read_text()))
+    assert result["probing_rebalance"] is False
+    assert all(c["followup_rebalance_deadline_ms"] is None for c in result["assignment"])
+
+
+def test_result_consumers_are_the_brokers_members():
+    loaded = load_scenario(json.loads((SCENARIOS_DIR / "example-003.json").read_text()))
+    per_member = assign_broker_group(broker_group(loaded.application_state))
+    result = plan(json.loads((SCENARIOS_DIR / "example-003.json").read_text()))
+    reported = {c: (sorted(t["active"]), sorted(t["standby"])) for c, t in consumers_of(result).items()}
+    expected = {
+        m: (sorted(f"{s}_{p}" for s, p in a), sorted(f"{s}_{p}" for s, p in b))
+        for m, (a, b) in per_member.items()
+    }
+    assert reported == expected
+
+
+# --- the mapping onto the broker's input --------------------------------------------------------------------
+
+
+def test_a_client_without_consumer_history_gives_its_tasks_to_its_first_consumer():
+    clients = [{"process_id": pid(1), "threads": 3, "prev_active": ["0_0"], "prev_standby": ["0_1"]}]
+    loaded = load_scenario(scenario([task("0_0"), task("0_1")], clients, standbys=1))
+    members = {m.member_id: m for m in broker_group(loaded.application_state).members}
+    first = f"{pid(1)}-1"
+    assert (members[first].prev_active, members[first].prev_standby) == ({("0", 0)}, {("0", 1)})
+    assert all(not m.prev_active and not m.prev_standby for k, m in members.items() if k != first)
+
+
+def test_members_report_offset_sums_ranked_like_their_lags():
+    assert [offset_sum_for(lag, 100) for lag in (-2, -3, 0, 40, 100)] == [-2, -3, 100, 60, 0]
+    clients = [
+        {"process_id": pid(1), "consumers": [{"id": "a", "prev_active": ["0_0"], "prev_standby": ["0_1"]}],
+         "lags": {"0_1": 30}},
+        {"process_id": pid(2), "consumers": ["b"], "lags": {"0_0": 80}},
+    ]  # fmt: skip
+    loaded = load_scenario(scenario([task("0_0"), task("0_1")], clients))
+    members = {m.member_id: m for m in broker_group(loaded.application_state).members}
+    # a runs 0_0 (-2) and is 30 behind on 0_1, whose changelog is 30 long (the largest lag): offset 0.
+    assert dict(members["a"].task_offsets) == {("0", 0): -2, ("0", 1): 0}
+    assert dict(members["b"].task_offsets) == {}  # no history: no local state
+
+
+def test_members_keep_the_process_id_as_kafka_writes_it():
+    clients = [{"process_id": "{AAAAAAAA-0000-4000-8000-000000000001}", "threads": 1}]
+    loaded = load_scenario(scenario([task("0_0")], clients))
+    (member,) = broker_group(loaded.application_state).members
+    assert member.process_id == "aaaaaaaa-0000-4000-8000-000000000001"
+
+
+def test_named_topologies_are_refused_as_an_assignor_failure():
+    named = scenario([task("0_0") | {"id": "orders__0_0"}], [{"process_id": pid(1), "threads": 1}])
+    result = plan(named)
+    assert result["status"] == "ASSIGNOR_FAILED"
+    assert "no named topologies" in result["error_detail"]
+
+
+def test_consumer_ids_shared_by_two_clients_are_refused():
+    state = app_state(
+        [stateful_task(TASK_0_0)],
+        [streams_state(1), streams_state(2)],
+        AssignmentConfigs(num_standby_replicas=0),
+    )
+    with pytest.raises(ValueError, match="consumer ids must be unique"):
+        StreamsStickyTaskAssignor().assign(state)
+
+
+def test_explore_compares_it_with_high_availability_on_the_brokers_members():
+    from fleet_assignor import explore
+
+    example = json.loads((SCENARIOS_DIR / "example-004.json").read_text())
+    _, sticky_plan, comparison = explore.compare_assignors(
+        [example], "high_availability", "streams_sticky", now_ms=0
+    )
+    rows = sticky_plan.frames.assignments
+    placed = {(r.consumer_client_id, r.task_id, r.task_type) for r in rows.itertuples()}
+    expected = {
+        (consumer, t, kind.upper())
+        for consumer, tasks in consumers_of(plan(example)).items()
+        for kind in ("active", "standby")
+        for t in tasks[kind]
+    }
+    assert placed == expected
+    assert comparison["active_moves_b"].iloc[0] < comparison["active_moves_a"].iloc[0]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_load_floor_only_saves_time(monkeypatch, seed):
+    """Ending the previous-holder search at a least-loaded process gives the answer of the full search."""
+    import fleet_assignor.assignor.streams_sticky as streams_sticky
+
+    first = scale_scenario(60 + seed * 10, 6 + seed, standbys=1 + seed % 5)
+    second = next_round(first, plan(first))
+    answers = []
+    for threshold in (0, 10**9):  # the floor always kept, never kept
+        monkeypatch.setattr(streams_sticky, "_FLOOR_MIN_HOLDERS", threshold)
+        answers.append(plan(second)["assignment"])
+    assert answers[0] == answers[1]
+
+
+def test_the_fleet_jobs_rows_carry_the_brokers_members():
+    """The job's per-application call (the grouped map's Python half) writes one `assignments` row per
+    task and member, as the broker assigns them."""
+    from fleet_assignor.jobs.plan_rows import PlanSettings, plan_application
+    from fleet_assignor.jobs.scenario_shape import shape_application
+    from fleet_assignor.schemas.tables import ROW_ASSIGNMENT, ROW_RESULT
+
+    compact = (SCENARIOS_DIR / "example-002.json").read_text()
+    rows = plan_application("example-002", compact, PlanSettings(now_ms=0, assignor="streams_sticky"))
+    (result,) = [r for r in rows if r["kind"] == ROW_RESULT]
+    assert (result["assignor"], result["status"]) == ("streams_sticky", "OK")
+    placed = {
+        (r["consumer_client_id"], r["task_id"], r["task_type"]) for r in rows if r["kind"] == ROW_ASSIGNMENT
+    }
+    expected = {
+        (consumer, t, kind.upper())
+        for consumer, tasks in consumers_of(plan(shape_application("example-002", compact).scenario)).items()
+        for kind in ("active", "standby")
+        for t in tasks[kind]
+    }
+    assert placed == expected
+
+
+def test_quotas_round_up_in_javas_int_arithmetic():
+    from fleet_assignor.assignor.streams_sticky import _tasks_per_member
+
+    # ceil for positive counts; Java's truncating division below zero (the running totals never get there
+    # on valid input, but the arithmetic must be Java's if they do); no members, no quota.
+    assert [_tasks_per_member(t, m) for t, m in ((7, 2), (6, 2), (0, 3), (-7, 2), (5, 0))] == [4, 3, 0, -3, 0]
