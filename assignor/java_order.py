@@ -78,7 +78,7 @@ class JavaHashOrder:
     crowded bucket doubles a small table.
     """
 
-    __slots__ = ("_keys", "_hashes", "_capacity", "_threshold", "_counts", "_prepend", "_order", "treeified")
+    __slots__ = ("_capacity", "_counts", "_hashes", "_keys", "_order", "_prepend", "_threshold", "treeified")
 
     def __init__(self, initial_capacity: int | None = None) -> None:
         self._keys: list[str] = []

@@ -152,11 +152,11 @@ def broker_group(application_state: ApplicationState) -> BrokerGroup:
     states = list(application_state.clients.values())
     histories = [_consumer_histories(state) for state in states]
     reported = {
-        t for state, owned in zip(states, histories) for tasks in owned.values() for t in tasks
+        t for state, owned in zip(states, histories, strict=False) for tasks in owned.values() for t in tasks
         if t in (state.task_lags or {})
     }  # fmt: skip
     ends = _end_offset_sums(application_state, reported)
-    inserted = [m for state, owned in zip(states, histories) for m in _members_of(state, owned, ends)]
+    inserted = [m for state, owned in zip(states, histories, strict=False) for m in _members_of(state, owned, ends)]
     by_id = {m.member_id: m for m in inserted}
     if len(by_id) != len(inserted):
         # The broker keys everything by member id: two consumers of one name would be one member.
@@ -181,8 +181,16 @@ class _Process:
     """One process (KafkaStreams client) and its members' task counts (Kafka's ProcessState)."""
 
     __slots__ = (
-        "process_id", "capacity", "task_count", "load", "member_counts", "_member_order", "tasks",
-        "active_by_member", "standby_by_member", "_members_by_load",
+        "_member_order",
+        "_members_by_load",
+        "active_by_member",
+        "capacity",
+        "load",
+        "member_counts",
+        "process_id",
+        "standby_by_member",
+        "task_count",
+        "tasks",
     )  # fmt: skip
 
     def __init__(self, process_id: str) -> None:
@@ -640,8 +648,8 @@ def _client_assignment(
     for consumer in sorted(state.consumer_client_ids):
         active, standby = (sorted(map(rank, member_tasks)) for member_tasks in per_member[consumer])
         split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
-        tasks.update(zip(map(ids, active), map(broker.as_active.__getitem__, active)))
-        tasks.update(zip(map(ids, standby), map(broker.as_standby.__getitem__, standby)))
+        tasks.update(zip(map(ids, active), map(broker.as_active.__getitem__, active), strict=False))
+        tasks.update(zip(map(ids, standby), map(broker.as_standby.__getitem__, standby), strict=False))
     return MemberSplitAssignment(state.process_id, tasks, split)
 
 

@@ -1093,7 +1093,7 @@ def _streams_sticky_failure(pair: Pair) -> str | None:
     return None
 
 
-def _run_streams_sticky(oracle, seeds: list[int], knobs: Knobs = Knobs()) -> None:
+def _run_streams_sticky(oracle, seeds: list[int], knobs: Knobs = DEFAULT_KNOBS) -> None:
     pairs = _pairs(oracle, "streams_sticky", seeds, knobs)
     failures = [f for f in map(_streams_sticky_failure, pairs) if f is not None]
     with_standbys = sum(1 for p in pairs if p.scenario["configs"]["num_standby_replicas"] > 0)
@@ -1120,7 +1120,7 @@ def test_streams_sticky_matches_kafka_on_scale_shapes_with_long_holder_lists(kaf
         assert ours_first is not None, error
         scenarios += [first, next_round(first, ours_first)]
     answers = kafka_oracle.run(scenarios, "streams_sticky", now_ms=NOW_MS)
-    for index, (scenario, kafka) in enumerate(zip(scenarios, answers)):
+    for index, (scenario, kafka) in enumerate(zip(scenarios, answers, strict=False)):
         ours, error = _plan_ours(scenario, "streams_sticky")
         failure = _streams_sticky_failure(Pair(index, scenario, kafka, ours, error))
         assert failure is None, failure

@@ -40,7 +40,7 @@ def main() -> None:
     scenarios = [json.loads((SCENARIOS_DIR / name).read_text()) for name in names]
     with KafkaOracle() as oracle:
         results = oracle.run(scenarios, MODE)
-    for name, result in zip(names, results):
+    for name, result in zip(names, results, strict=False):
         if result["status"] != "OK":
             raise SystemExit(f"{name}: {result['exception']}")
         target = SCENARIOS_DIR / "kafka" / name.replace(".json", f".{MODE}.json")
