@@ -152,11 +152,13 @@ def broker_group(application_state: ApplicationState) -> BrokerGroup:
     states = list(application_state.clients.values())
     histories = [_consumer_histories(state) for state in states]
     reported = {
-        t for state, owned in zip(states, histories, strict=False) for tasks in owned.values() for t in tasks
+        t for state, owned in zip(states, histories, strict=True) for tasks in owned.values() for t in tasks
         if t in (state.task_lags or {})
     }  # fmt: skip
     ends = _end_offset_sums(application_state, reported)
-    inserted = [m for state, owned in zip(states, histories, strict=False) for m in _members_of(state, owned, ends)]
+    inserted = [
+        m for state, owned in zip(states, histories, strict=True) for m in _members_of(state, owned, ends)
+    ]
     by_id = {m.member_id: m for m in inserted}
     if len(by_id) != len(inserted):
         # The broker keys everything by member id: two consumers of one name would be one member.
