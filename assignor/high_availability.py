@@ -33,6 +33,8 @@ from fleet_assignor.assignor.client_state import ClientState
 from fleet_assignor.assignor.configs import AssignmentConfigs, RackAwareStrategy
 from fleet_assignor.assignor.limits import deadline_after
 from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.rack import RackAwareTaskAssignor
+from fleet_assignor.assignor.standby import create_standby_task_assignor
 from fleet_assignor.assignor.state import ApplicationState, KafkaStreamsState
 from fleet_assignor.assignor.task_assignor import BaseTaskAssignor
 from fleet_assignor.assignor.task_id import TaskId
@@ -43,13 +45,6 @@ from fleet_assignor.assignor.task_movement import (
     assign_active_task_movements,
     assign_standby_task_movements,
 )
-
-try:  # the rack-aware optimizer lands separately; until then HA behaves as with strategy `none`
-    from fleet_assignor.assignor.rack import RackAwareTaskAssignor
-except ImportError:  # pragma: no cover - removed once assignor.rack exists
-    RackAwareTaskAssignor = None  # type: ignore[assignment,misc]
-
-from fleet_assignor.assignor.standby import create_standby_task_assignor
 
 # Rack-aware costs HA uses when the configs leave them unset (assignors.md §1.8).
 STATEFUL_TRAFFIC_COST = 10
@@ -153,9 +148,7 @@ def _task_rank(
     return {task: k for k, task in enumerate(ranked)}.__getitem__
 
 
-def _rack_assignor_for(application_state: ApplicationState):
-    if RackAwareTaskAssignor is None:
-        return None
+def _rack_assignor_for(application_state: ApplicationState) -> RackAwareTaskAssignor | None:
     if application_state.assignment_configs().rack_aware_assignment_strategy is RackAwareStrategy.NONE:
         return None
     return RackAwareTaskAssignor(application_state)

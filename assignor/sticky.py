@@ -40,17 +40,13 @@ from fleet_assignor.assignor.assignment import (
 from fleet_assignor.assignor.configs import RackAwareStrategy
 from fleet_assignor.assignor.errors import ConfigException
 from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.rack import (
+    optimize_rack_aware_active_tasks,
+    optimize_rack_aware_standby_tasks,
+)
 from fleet_assignor.assignor.state import ApplicationState
 from fleet_assignor.assignor.task_assignor import BaseTaskAssignor
 from fleet_assignor.assignor.task_id import TaskId
-
-try:  # the rack-aware optimizers land separately; until then the sticky assignor skips rack optimization
-    from fleet_assignor.assignor.rack import (
-        optimize_rack_aware_active_tasks,
-        optimize_rack_aware_standby_tasks,
-    )
-except ImportError:  # pragma: no cover - removed once assignor.rack exists
-    optimize_rack_aware_active_tasks = optimize_rack_aware_standby_tasks = None  # type: ignore[assignment]
 
 # The KIP-924 sticky assignor's default rack costs (assignors.md §1.8).
 STATEFUL_TRAFFIC_COST = 1
@@ -616,7 +612,7 @@ class _StickyState:
         return strategy is not RackAwareStrategy.NONE
 
     def optimize_actives_for_racks(self) -> None:
-        if optimize_rack_aware_active_tasks is None or not self._rack_strategy_set():
+        if not self._rack_strategy_set():
             return
         from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams
 
@@ -640,7 +636,7 @@ class _StickyState:
             optimize_rack_aware_active_tasks(stateless, assignments),
         )
         self._reload(assignments)
-        if any(getattr(result, "enabled", False) for result in results):  # None from a stand-in
+        if any(result.enabled for result in results):
             self._give_back_previous_actives()
 
     def _give_back_previous_actives(self) -> None:
@@ -709,9 +705,7 @@ class _StickyState:
 
     def optimize_standbys_for_racks(self) -> None:
         configs = self.application_state.assignment_configs()
-        if optimize_rack_aware_standby_tasks is None or configs.num_standby_replicas <= 0:
-            return
-        if not self._rack_strategy_set():
+        if configs.num_standby_replicas <= 0 or not self._rack_strategy_set():
             return
         from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams
 

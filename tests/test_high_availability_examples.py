@@ -23,21 +23,7 @@ from fleet_assignor.assignor.task_id import TaskId
 from tests.conftest import SCENARIOS_DIR
 
 SCENARIOS = SCENARIOS_DIR
-RACK_AVAILABLE = high_availability.RackAwareTaskAssignor is not None
-
-
-def _examples() -> list[Path]:
-    found = []
-    for path in sorted(SCENARIOS.glob("example-*.json")):
-        strategy = (
-            json.loads(path.read_text()).get("configs", {}).get("rack_aware_assignment_strategy", "none")
-        )
-        if strategy == "none" or RACK_AVAILABLE:
-            found.append(path)
-    return found
-
-
-EXAMPLES = _examples()
+EXAMPLES = sorted(SCENARIOS.glob("example-*.json"))
 
 
 def test_examples_are_present():
@@ -58,11 +44,8 @@ def test_same_assignment_as_kafka(path: Path):
     probing = any(a.followup_rebalance_deadline() is not None for a in result)
     assert probing == kafka["probing_rebalance"]
     state = scenario.application_state
-    if (
-        RACK_AVAILABLE
-        and high_availability._rack_assignor_for(state) is not None
-        and (high_availability._rack_assignor_for(state).can_enable_rack_awareness())
-    ):
+    rack_assignor = high_availability._rack_assignor_for(state)
+    if rack_assignor is not None and rack_assignor.can_enable_rack_awareness():
         assert _counts(ours) == _counts(theirs)
         ours_cost = cross_rack_cost(scenario, {a.process_id(): ClientTasks.of(a) for a in result})
         assert ours_cost <= cross_rack_cost(scenario, _client_tasks(theirs))

@@ -19,6 +19,7 @@ from fleet_assignor.assignor import (
     ProcessId,
     TaskId,
 )
+from fleet_assignor.assignor.rack import OptimizedTaskType, RackOptimizationResult
 from fleet_assignor.assignor.scenario import load_scenario
 from fleet_assignor.assignor.sticky import StickyTaskAssignor
 from fleet_assignor.assignor.validation import validate_task_assignment
@@ -425,13 +426,15 @@ class _RecordingOptimizers:
         self.active: list[tuple[tuple | None, int | None, int | None]] = []
         self.standby: list[tuple[int | None, int | None]] = []
 
-    def optimize_active(self, params, assignments) -> None:
+    def optimize_active(self, params, assignments) -> RackOptimizationResult:
         self.active.append(
             (params.tasks_to_optimize, params.traffic_cost_override, params.non_overlap_cost_override)
         )
+        return RackOptimizationResult(OptimizedTaskType.ACTIVE, False, "recorded only", None, None)
 
-    def optimize_standby(self, params, assignments) -> None:
+    def optimize_standby(self, params, assignments) -> RackOptimizationResult:
         self.standby.append((params.traffic_cost_override, params.non_overlap_cost_override))
+        return RackOptimizationResult(OptimizedTaskType.STANDBY, False, "recorded only", None, None)
 
 
 def _with_recorder(monkeypatch) -> _RecordingOptimizers:
