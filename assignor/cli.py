@@ -4,74 +4,29 @@ Exit codes: 0 when the result's status is OK, 1 for INVALID_ASSIGNMENT or ASSIGN
 still printed), 2 for unusable input: one line ``error: FILE: JSON-PATH: reason`` on stderr, nothing on
 stdout.
 
-Subcommands are listed in `SUBCOMMANDS`; another one (``optimize-rack``) registers itself by adding a
-`Subcommand` there, reusing `read_input`, `emit_result` and `UsageError`.
+Subcommands are listed in `SUBCOMMANDS`; one defined elsewhere (``optimize-rack``) is registered by adding a
+`Subcommand` there and reuses `assignor.cli_io` (reading input, writing the result, `UsageError`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from fleet_assignor.assignor.cli_io import (
+    EXIT_UNUSABLE_INPUT,
+    UsageError,
+    emit_result,
+    read_input,
+    read_scenario,
+)
 from fleet_assignor.assignor.planner import evaluate_assignment, parse_external_assignment, plan
 from fleet_assignor.assignor.rack.report import add_optimize_rack_arguments, run_optimize_rack
-from fleet_assignor.assignor.scenario import Scenario, ScenarioError, load_scenario, read_json_file
-
-EXIT_OK = 0
-EXIT_NOT_OK = 1
-EXIT_UNUSABLE_INPUT = 2
-
-
-class UsageError(Exception):
-    """Unusable input in one file: printed as ``error: FILE: JSON-PATH: reason``."""
-
-    def __init__(self, file: str, path: str, reason: str) -> None:
-        super().__init__(f"{file}: {path}: {reason}")
-        self.file = file
-        self.path = path
-        self.reason = reason
-
-    @classmethod
-    def of(cls, file: str, error: ScenarioError) -> UsageError:
-        return cls(file, error.path, error.reason)
-
-
-def read_input(file: str) -> Any:
-    try:
-        return read_json_file(file)
-    except ScenarioError as e:
-        raise UsageError.of(file, e) from None
-
-
-def read_scenario(file: str, now_ms: int = 0) -> Scenario:
-    obj = read_input(file)
-    try:
-        return load_scenario(obj, source=file, now_ms=now_ms)
-    except ScenarioError as e:
-        raise UsageError.of(file, e) from None
-
-
-def render(result: dict[str, Any]) -> str:
-    """Deterministic text: the result's own key order (scenario.md's), fixed indentation."""
-    return json.dumps(result, indent=2) + "\n"
-
-
-def emit_result(result: dict[str, Any], out: str | None, stdout: TextIO) -> int:
-    text = render(result)
-    if out:
-        try:
-            Path(out).write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise UsageError(out, "$", f"cannot write the result: {e.strerror or e}") from None
-    else:
-        stdout.write(text)
-    return EXIT_OK if result["status"] == "OK" else EXIT_NOT_OK
+from fleet_assignor.assignor.scenario import ScenarioError
 
 
 def _now_ms() -> int:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any, TextIO
 
 from fleet_assignor.assignor.assignment import TaskAssignment
+from fleet_assignor.assignor.cli_io import emit_result, read_scenario
 from fleet_assignor.assignor.planner import evaluate_assignment
 from fleet_assignor.assignor.rack.enablement import OptimizedTaskType
 from fleet_assignor.assignor.rack.graph import RackAssignmentError
@@ -69,10 +70,5 @@ def add_optimize_rack_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_optimize_rack(args: argparse.Namespace, stdout: TextIO) -> int:
-    from fleet_assignor.assignor.cli import (  # the CLI imports this module: import it late
-        emit_result,
-        read_scenario,
-    )
-
     scenario = read_scenario(args.scenario)
     return emit_result(optimize_rack(scenario, OptimizedTaskType(args.task_type.upper())), args.out, stdout)
