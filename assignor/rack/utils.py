@@ -227,7 +227,7 @@ def _global_solve_affordable(state, assignments, optimized: set[TaskId]) -> bool
     return (multi + 1) * len(state.clients) <= GLOBAL_STANDBY_MAX_NODES
 
 
-def _place_standbys_globally(state, assignments, tasks: list[TaskId], remote: RemoteCounts, costs: RackCosts):  # noqa: C901 - to be split (issue 19)
+def _place_standbys_globally(state, assignments, tasks: list[TaskId], remote: RemoteCounts, costs: RackCosts):
     """Without client tags any count-preserving re-placement is allowed, and Kafka's pairwise swaps (a
     greedy local search, rack.md §7) only ever reach one of them: solve the whole problem exactly instead,
     so the total is never above Kafka's. One row per standby replica; the replicas of a task form a group
@@ -236,28 +236,71 @@ def _place_standbys_globally(state, assignments, tasks: list[TaskId], remote: Re
     balance_subtopology are not applied here (Kafka applies them per client pair, an artifact of its
     pairwise search; without them the optimum can only be lower)."""
     client_ids = sorted(state.clients)
-    column = {c: i for i, c in enumerate(client_ids)}
-    rows: list[TaskId] = []
-    current: list[int] = []
-    groups: list[int] = []
-    holders: dict[TaskId, set[int]] = {}
-    for process_id in client_ids:
-        for task in assignments[process_id].standby_tasks():
-            holders.setdefault(task, set()).add(column[process_id])
-    # A task with one replica cannot land twice on a client: those rows share group 0, whose caps (the
-    # client counts) never bind; only tasks with several replicas need a group capped at 1 per client.
-    n_groups = 1
-    for task in (t for t in tasks if t in holders):
-        group = 0
-        if len(holders[task]) > 1:
-            group, n_groups = n_groups, n_groups + 1
-        for index in sorted(holders[task]):
-            rows.append(task)
-            current.append(index)
-            groups.append(group)
-    if not rows:
+    holders = _standby_holders(assignments, client_ids)
+    replicas = _StandbyReplicas.of(tasks, holders)
+    if not replicas.rows:
         return
-    current_arr = np.asarray(current, dtype=np.int64)
+    placement = solve_placement(
+        _standby_problem(state, assignments, client_ids, holders, replicas, remote, costs)
+    )
+    new_holders: dict[TaskId, set[int]] = {}
+    for row, task in enumerate(replicas.rows):
+        new_holders.setdefault(task, set()).add(int(placement[row]))
+    _move_standbys(assignments, client_ids, holders, new_holders)
+
+
+def _standby_holders(assignments, client_ids: list[ProcessId]) -> dict[TaskId, set[int]]:
+    """Per task, the columns (ranks in ``client_ids``) of the clients holding it as a standby."""
+    holders: dict[TaskId, set[int]] = {}
+    for column, process_id in enumerate(client_ids):
+        for task in assignments[process_id].standby_tasks():
+            holders.setdefault(task, set()).add(column)
+    return holders
+
+
+@dataclass(frozen=True)
+class _StandbyReplicas:
+    """The rows of the global solve: one per standby replica of an optimized task, with its current column
+    and its group."""
+
+    rows: list[TaskId]
+    current: list[int]
+    groups: list[int]
+    n_groups: int
+
+    @classmethod
+    def of(cls, tasks: list[TaskId], holders: Mapping[TaskId, set[int]]) -> _StandbyReplicas:
+        rows: list[TaskId] = []
+        current: list[int] = []
+        groups: list[int] = []
+        # A task with one replica cannot land twice on a client: those rows share group 0, whose caps (the
+        # client counts) never bind; only tasks with several replicas need a group capped at 1 per client.
+        n_groups = 1
+        for task in (t for t in tasks if t in holders):
+            group = 0
+            if len(holders[task]) > 1:
+                group, n_groups = n_groups, n_groups + 1
+            for index in sorted(holders[task]):
+                rows.append(task)
+                current.append(index)
+                groups.append(group)
+        return cls(rows, current, groups, n_groups)
+
+
+def _standby_problem(
+    state,
+    assignments,
+    client_ids: list[ProcessId],
+    holders: Mapping[TaskId, set[int]],
+    replicas: _StandbyReplicas,
+    remote: RemoteCounts,
+    costs: RackCosts,
+) -> PlacementProblem:
+    """Costs per (replica, client): traffic for its remote partitions, plus non-overlap unless the client
+    holds the task now; a client running the task as active is not allowed."""
+    rows = replicas.rows
+    column = {c: i for i, c in enumerate(client_ids)}
+    current_arr = np.asarray(replicas.current, dtype=np.int64)
     held = np.zeros((len(rows), len(client_ids)), dtype=bool)
     allowed = np.ones_like(held)
     for row, task in enumerate(rows):
@@ -268,17 +311,20 @@ def _place_standbys_globally(state, assignments, tasks: list[TaskId], remote: Re
     remote_matrix = remote.matrix(rows, [state.clients[c].rack_id for c in client_ids])
     cost_matrix = remote_matrix * np.int64(costs.traffic) + np.where(held, 0, np.int64(costs.non_overlap))
     counts = np.bincount(current_arr, minlength=len(client_ids)).astype(np.int64)
-    caps = np.ones((n_groups, len(client_ids)), dtype=np.int64)
+    caps = np.ones((replicas.n_groups, len(client_ids)), dtype=np.int64)
     caps[0] = counts
-    problem = PlacementProblem(
-        cost_matrix, allowed, current_arr, counts, np.asarray(groups, dtype=np.int64), caps
-    )
-    placement = solve_placement(problem)
-    new_holders: dict[TaskId, set[int]] = {}
-    for row, task in enumerate(rows):
-        new_holders.setdefault(task, set()).add(int(placement[row]))
-    for task, before in holders.items():
-        after = new_holders.get(task, before)
+    groups = np.asarray(replicas.groups, dtype=np.int64)
+    return PlacementProblem(cost_matrix, allowed, current_arr, counts, groups, caps)
+
+
+def _move_standbys(
+    assignments,
+    client_ids: list[ProcessId],
+    before_holders: Mapping[TaskId, set[int]],
+    after_holders: Mapping[TaskId, set[int]],
+) -> None:
+    for task, before in before_holders.items():
+        after = after_holders.get(task, before)
         for index in sorted(before - after):
             assignments[client_ids[index]].remove_task(task)
         for index in sorted(after - before):
