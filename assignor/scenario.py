@@ -425,93 +425,150 @@ def _client_lags(
     return lags
 
 
-def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -> Scenario:  # noqa: C901 - to be split (issue 19)
-    """Check a scenario dict (scenario.md) and build the application's state; raise `ScenarioError`."""
-    if not is_instant(now_ms):
-        raise ScenarioError(
-            "now_ms", f"the planning instant must be within {instant_range_text()}, got {now_ms!r}"
+@dataclass(frozen=True)
+class _ClientInput:
+    """One entry of ``clients`` once checked, before the end-offset sums (which need every client's lags)
+    turn it into a `KafkaStreamsState`."""
+
+    process_id: ProcessId
+    consumers: tuple[ConsumerHistory, ...]  # in input order
+    prev_active: frozenset[TaskId]
+    prev_standby: frozenset[TaskId]
+    reported_lags: Mapping[TaskId, int]
+    tags: Mapping[str, str]
+    rack: str | None
+    host_info: str | None
+
+    def sorted_consumers(self) -> tuple[ConsumerHistory, ...]:
+        return tuple(sorted(self.consumers, key=lambda c: c.consumer_id))
+
+    def streams_state(
+        self, stateful: Sequence[TaskId], end_offset_sums: Mapping[TaskId, int], lags_computed: bool
+    ) -> KafkaStreamsState:
+        consumers = self.sorted_consumers()
+        lags = _client_lags(stateful, self.reported_lags, self.prev_active, end_offset_sums, lags_computed)
+        return KafkaStreamsState(
+            process_id=self.process_id,
+            num_processing_threads=len(consumers),
+            consumer_client_ids=tuple(c.consumer_id for c in consumers),
+            previous_active_tasks=self.prev_active,
+            previous_standby_tasks=self.prev_standby,
+            # What a consumer owned is what it has local state for (Kafka: its offset-sum map's keys).
+            consumer_previous_stateful_tasks=MappingProxyType(
+                {c.consumer_id: c.prev_active | c.prev_standby for c in consumers}
+            ),
+            task_lags=MappingProxyType(lags),
+            host_info=self.host_info,
+            client_tags=MappingProxyType(dict(self.tags)),
+            rack_id=self.rack,
         )
-    if not isinstance(obj, dict):
-        raise ScenarioError("$", "a scenario must be a JSON object")
-    loader = _Loader(source)
-    app_id = obj.get("app_id")
-    if app_id is not None:
-        _require_type(app_id, str, "app_id", "a string")
-    configs, assignor, assignor_configs = loader.configs(obj.get("configs"))
-    lags_computed = obj.get("lags_computed", True)
-    _require_type(lags_computed, bool, "lags_computed", "true or false")
-    task_infos = loader.tasks(obj.get("tasks"))
-    known = {info.id: info for info in task_infos}
-    stateful = sorted(t for t, info in known.items() if info.has_changelog)
-    with_changelog = frozenset(stateful)
 
-    raw_clients = obj.get("clients")
-    if raw_clients is None:
-        raise ScenarioError("clients", "no clients")
-    _require_type(raw_clients, (list, tuple), "clients", "a list")
-    if not raw_clients:
-        raise ScenarioError("clients", "no clients")
 
-    seen_pids: dict[ProcessId, tuple[str, ProcessId]] = {}
-    seen_consumers: dict[str, str] = {}
-    parsed = []
-    for i, raw in enumerate(raw_clients):
-        path = f"clients[{i}]"
+class _ClientsLoader:
+    """Reads the ``clients`` list with one `_Loader`: process ids and consumer ids must be unique across
+    clients, so both are remembered from one client to the next."""
+
+    def __init__(
+        self, loader: _Loader, known: Mapping[TaskId, TaskInfo], with_changelog: frozenset[TaskId]
+    ) -> None:
+        self._loader = loader
+        self._known = known
+        self._with_changelog = with_changelog
+        self._seen_pids: dict[ProcessId, tuple[str, ProcessId]] = {}
+        self._seen_consumers: dict[str, str] = {}
+
+    def clients(self, raw_clients: Any, configs: AssignmentConfigs) -> list[_ClientInput]:
+        if raw_clients is None:
+            raise ScenarioError("clients", "no clients")
+        _require_type(raw_clients, (list, tuple), "clients", "a list")
+        if not raw_clients:
+            raise ScenarioError("clients", "no clients")
+        return [self.client(raw, f"clients[{i}]", configs) for i, raw in enumerate(raw_clients)]
+
+    def client(self, raw: Any, path: str, configs: AssignmentConfigs) -> _ClientInput:
+        loader, known = self._loader, self._known
         _require_type(raw, dict, path, "an object")
-        text = raw.get("process_id")
+        pid = self.process_id(raw.get("process_id"), path)
+        consumers = loader.consumers(raw, path, known, self._seen_consumers)
+        threads = loader.threads(raw, path, bool(consumers))
+        if not consumers:
+            consumers = self.generated_consumers(pid, threads, path)
+        prev_active, prev_standby = loader.previous_tasks(raw, path, known, consumers)
+        return _ClientInput(
+            process_id=pid,
+            consumers=tuple(consumers),
+            prev_active=frozenset(prev_active),
+            prev_standby=frozenset(prev_standby),
+            reported_lags=loader.reported_lags(raw.get("lags"), f"{path}.lags", known, self._with_changelog),
+            tags=loader.tags(raw, path, configs.rack_aware_assignment_tags),
+            rack=loader.optional_string(raw, "rack", path),
+            host_info=loader.optional_string(raw, "host_info", path),
+        )
+
+    def process_id(self, text: Any, path: str) -> ProcessId:
         try:
             pid = ProcessId.parse(text)
         except ValueError as e:
             raise ScenarioError(f"{path}.process_id", str(e)) from None
-        if pid in seen_pids:
-            other_path, other = seen_pids[pid]
+        if pid in self._seen_pids:
+            other_path, other = self._seen_pids[pid]
             same = "" if str(other) == str(pid) else f", the same UUID as process id {other}"
             raise ScenarioError(f"{path}.process_id", f"duplicate process id {pid} (also {other_path}{same})")
-        seen_pids[pid] = (path, pid)
-        consumers = loader.consumers(raw, path, known, seen_consumers)
-        threads = loader.threads(raw, path, bool(consumers))
-        if not consumers:
-            consumers = [ConsumerHistory(f"{pid}-{n}") for n in range(1, threads + 1)]
-            for consumer in consumers:
-                if consumer.consumer_id in seen_consumers:
-                    raise ScenarioError(
-                        f"{path}.threads",
-                        f"generated consumer id {consumer.consumer_id!r} clashes with "
-                        f"{seen_consumers[consumer.consumer_id]}",
-                    )
-                seen_consumers[consumer.consumer_id] = f"{path}.threads"
-        prev_active, prev_standby = loader.previous_tasks(raw, path, known, consumers)
-        lags = loader.reported_lags(raw.get("lags"), f"{path}.lags", known, with_changelog)
-        tags = loader.tags(raw, path, configs.rack_aware_assignment_tags)
-        rack = loader.optional_string(raw, "rack", path)
-        host_info = loader.optional_string(raw, "host_info", path)
-        parsed.append((pid, consumers, prev_active, prev_standby, lags, tags, rack, host_info))
+        self._seen_pids[pid] = (path, pid)
+        return pid
 
-    end_sums = _end_offset_sums(stateful, {p[0]: p[4] for p in parsed})
-    states = []
-    consumer_map = {}
-    for pid, consumers, prev_active, prev_standby, lags, tags, rack, host_info in parsed:
-        consumers = sorted(consumers, key=lambda c: c.consumer_id)
-        consumer_map[pid] = tuple(consumers)
-        states.append(
-            KafkaStreamsState(
-                process_id=pid,
-                num_processing_threads=len(consumers),
-                consumer_client_ids=tuple(c.consumer_id for c in consumers),
-                previous_active_tasks=frozenset(prev_active),
-                previous_standby_tasks=frozenset(prev_standby),
-                # What a consumer owned is what it has local state for (Kafka: its offset-sum map's keys).
-                consumer_previous_stateful_tasks=MappingProxyType(
-                    {c.consumer_id: c.prev_active | c.prev_standby for c in consumers}
-                ),
-                task_lags=MappingProxyType(
-                    _client_lags(stateful, lags, prev_active, end_sums, lags_computed)
-                ),
-                host_info=host_info,
-                client_tags=MappingProxyType(tags),
-                rack_id=rack,
-            )
+    def generated_consumers(self, pid: ProcessId, threads: int, path: str) -> list[ConsumerHistory]:
+        """A client given by its thread count gets consumers named ``<process id>-<n>``, which must not
+        clash with ids given elsewhere."""
+        consumers = [ConsumerHistory(f"{pid}-{n}") for n in range(1, threads + 1)]
+        for consumer in consumers:
+            if consumer.consumer_id in self._seen_consumers:
+                raise ScenarioError(
+                    f"{path}.threads",
+                    f"generated consumer id {consumer.consumer_id!r} clashes with "
+                    f"{self._seen_consumers[consumer.consumer_id]}",
+                )
+            self._seen_consumers[consumer.consumer_id] = f"{path}.threads"
+        return consumers
+
+
+def _check_planning_instant(now_ms: int) -> None:
+    if not is_instant(now_ms):
+        raise ScenarioError(
+            "now_ms", f"the planning instant must be within {instant_range_text()}, got {now_ms!r}"
         )
+
+
+def _app_id(obj: Mapping[str, Any]) -> str | None:
+    app_id = obj.get("app_id")
+    if app_id is not None:
+        _require_type(app_id, str, "app_id", "a string")
+    return app_id
+
+
+def _lags_computed(obj: Mapping[str, Any]) -> bool:
+    lags_computed = obj.get("lags_computed", True)
+    _require_type(lags_computed, bool, "lags_computed", "true or false")
+    return lags_computed
+
+
+def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -> Scenario:
+    """Check a scenario dict (scenario.md) and build the application's state; raise `ScenarioError`."""
+    _check_planning_instant(now_ms)
+    if not isinstance(obj, dict):
+        raise ScenarioError("$", "a scenario must be a JSON object")
+    loader = _Loader(source)
+    app_id = _app_id(obj)
+    configs, assignor, assignor_configs = loader.configs(obj.get("configs"))
+    lags_computed = _lags_computed(obj)
+    task_infos = loader.tasks(obj.get("tasks"))
+    known = {info.id: info for info in task_infos}
+    stateful = sorted(t for t, info in known.items() if info.has_changelog)
+    clients = _ClientsLoader(loader, known, frozenset(stateful)).clients(obj.get("clients"), configs)
+
+    end_sums = _end_offset_sums(stateful, {c.process_id: c.reported_lags for c in clients})
+    states = [client.streams_state(stateful, end_sums, lags_computed) for client in clients]
+    consumer_map = {client.process_id: client.sorted_consumers() for client in clients}
     state = ApplicationState.of(task_infos, states, configs, now_ms)
     return Scenario(
         app_id=app_id,
