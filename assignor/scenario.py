@@ -410,7 +410,7 @@ def _end_offset_sums(
 def _client_lags(
     stateful: Sequence[TaskId],
     reported: Mapping[TaskId, int],
-    prev_active: set[TaskId],
+    prev_active: frozenset[TaskId],
     end_offset_sums: Mapping[TaskId, int],
     lags_computed: bool,
 ) -> dict[TaskId, int]:
