@@ -438,11 +438,11 @@ class _RecordingOptimizers:
 
 
 def _with_recorder(monkeypatch) -> _RecordingOptimizers:
-    import fleet_assignor.assignor.sticky as sticky_module
+    from fleet_assignor.assignor.sticky import racks
 
     recorder = _RecordingOptimizers()
-    monkeypatch.setattr(sticky_module, "optimize_rack_aware_active_tasks", recorder.optimize_active)
-    monkeypatch.setattr(sticky_module, "optimize_rack_aware_standby_tasks", recorder.optimize_standby)
+    monkeypatch.setattr(racks, "optimize_rack_aware_active_tasks", recorder.optimize_active)
+    monkeypatch.setattr(racks, "optimize_rack_aware_standby_tasks", recorder.optimize_standby)
     return recorder
 
 
@@ -523,7 +523,7 @@ def test_giving_back_previous_actives_never_raises_the_traffic_cost(monkeypatch)
     stateful and stateless actives are optimized in two passes with their own traffic costs: the swaps may
     never raise the two passes' traffic cost together (a stateful-for-stateless trade that keeps the count of
     cross-rack partitions can still raise it when the stateful cost is higher)."""
-    import fleet_assignor.assignor.sticky as sticky_module
+    from fleet_assignor.assignor.sticky import racks
 
     changed = 0
     for seed in range(400):
@@ -533,7 +533,7 @@ def test_giving_back_previous_actives_never_raises_the_traffic_cost(monkeypatch)
         state = load_scenario(scenario, now_ms=0).application_state
         with_give_back = StickyTaskAssignor().assign(state)
         with monkeypatch.context() as patched:
-            patched.setattr(sticky_module._StickyState, "_give_back_previous_actives", lambda self: None)
+            patched.setattr(racks, "give_back_previous_actives", lambda state: None)
             optimizers_only = StickyTaskAssignor().assign(state)
         after = _active_traffic_cost(state, with_give_back)
         before = _active_traffic_cost(state, optimizers_only)
