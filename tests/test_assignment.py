@@ -40,7 +40,7 @@ def test_sorted_views_and_warmups():
     )
     assert a.active_tasks() == [T00, TaskId(1, 0)]
     assert a.standby_tasks() == [T01] and a.warmup_tasks() == [T01]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="only a standby can be a warmup"):
         AssignedTask(T00, AssignedTaskType.ACTIVE, is_warmup=True)
 
 

@@ -8,11 +8,11 @@ T00, T01, T02 = TaskId(0, 0), TaskId(0, 1), TaskId(0, 2)
 def test_assigning_twice_in_any_role_raises_and_unassign_requires_the_role():
     c = ClientState(ProcessId.of(1), 1)
     c.assign_active(T00)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="task 0_0 is already assigned"):
         c.assign_standby(T00)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="task 0_0 is already assigned"):
         c.assign_active(T00)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="task 0_0 is not a standby"):
         c.unassign_standby(T00)
     c.unassign_active(T00)
     c.assign_standby(T00, warmup=True)
@@ -40,7 +40,7 @@ def test_more_available_capacity_breaks_equal_load_by_capacity():
 
 
 def test_zero_capacity_is_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must have at least one thread, got 0"):
         ClientState(ProcessId.of(1), 0)
 
 
@@ -52,5 +52,5 @@ def test_stateful_and_stateless_actives_split_on_lag_entries():
     c.assign_active(T01)
     assert c.stateful_active_tasks() == [T00] and c.stateless_active_tasks() == [T01]
     assert c.prev_tasks_by_lag("c") == [T00]
-    with pytest.raises(NoLagForTaskError):
+    with pytest.raises(NoLagForTaskError, match="has no lag for task 0_2"):
         c.lag_for(T02)

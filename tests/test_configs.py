@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from fleet_assignor.assignor import AssignmentConfigs, ConfigException, RackAwareStrategy
@@ -29,7 +31,7 @@ def test_defaults_are_kafkas():
     ],
 )
 def test_invalid_values_are_rejected_naming_the_config(kwargs, config):
-    with pytest.raises(ConfigException) as caught:
+    with pytest.raises(ConfigException, match=re.escape(config)) as caught:
         AssignmentConfigs(**kwargs)
     assert caught.value.config == config
     assert config in str(caught.value)

@@ -152,7 +152,7 @@ def test_lags_are_ignored():
 
 def test_no_clients_at_all():
     assert len(FallbackPriorTaskAssignor().assign(app_state([], [], configs(), NOW_MS))) == 0
-    with pytest.raises(TaskAssignmentException):
+    with pytest.raises(TaskAssignmentException, match="no client has a thread to run tasks on"):
         FallbackPriorTaskAssignor().assign(app_state([stateless_task(TASK_0_0)], [], configs(), NOW_MS))
 
 

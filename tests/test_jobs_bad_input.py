@@ -160,7 +160,7 @@ def catalogue(spark, tmp_path_factory):
         if table == "assignments":
             raise Boom("injected failure after the assignments write")
 
-    with pytest.raises(Boom):
+    with pytest.raises(Boom, match="injected failure after the assignments write"):
         run_job(spark, replace(config, planned_at_ms=PLANNED_AT_MS), after_write=fail_after_assignments)
     out = str(base / "out")
     after_failure = {
@@ -307,7 +307,7 @@ def test_schema_drift_stops_the_run_before_any_write(spark, tmp_path):
         "overwrite"
     ).option("overwriteSchema", "true").save(str(tmp_path / "in" / "task_offsets"))
     config = JobConfig(input_path=str(tmp_path / "in"), output_path=str(tmp_path / "out"), run_id="drift")
-    with pytest.raises(SchemaDriftError) as raised:
+    with pytest.raises(SchemaDriftError, match="client_subscriptions, column host_info: missing") as raised:
         run_job(spark, config)
     message = str(raised.value)
     assert "table client_subscriptions, column host_info: missing" in message

@@ -33,7 +33,7 @@ def test_unknown_command_and_no_command_exit_2(capsys):
 
 def test_the_console_script_exits_with_the_code_a_runner_ignoring_returns_still_sees(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["fleet-assignor", "plan", "--assignor", "nosuch"])
-    with pytest.raises(SystemExit) as raised:
+    with pytest.raises(SystemExit, match=r"^2$") as raised:
         cli.run()
     assert raised.value.code == 2
 

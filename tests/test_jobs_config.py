@@ -42,22 +42,22 @@ def test_planning_instant_and_derived_run_id():
     assert parse_instant_ms("2026-01-01T00:00:00Z") == 1_767_225_600_000
     assert parse_instant_ms("1767225600123") == 1_767_225_600_123
     assert run_id_for(1_767_225_600_123) == "run-20260101T000000.123Z"
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="use epoch milliseconds or ISO-8601"):
         parse_instant_ms("yesterday")
 
 
 def test_run_ids_cannot_break_the_replace_condition():
     assert check_run_id("nightly-2026.01.01") == "nightly-2026.01.01"
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="use letters, digits"):
         check_run_id("x' OR '1'='1")
 
 
 def test_versions_for_all_tables_or_one():
     assert parse_versions(["3"]) == dict.fromkeys(INPUT_TABLES, 3)
     assert parse_versions(["3", "tasks=1"])["tasks"] == 1
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="unknown input table 'nope'"):
         parse_versions(["nope=1"])
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match="versions start at 0"):
         parse_versions(["-1"])
 
 

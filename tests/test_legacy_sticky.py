@@ -152,7 +152,7 @@ def test_reruns_are_identical():
 
 
 def test_no_threads_at_all_is_an_assignment_failure():
-    with pytest.raises(TaskAssignmentException):
+    with pytest.raises(TaskAssignmentException, match="no client has a thread to run tasks on"):
         run({}, [TASK_0_0])
     assert run({}, []) is False
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 
@@ -281,11 +282,11 @@ def test_the_override_beats_the_configured_assignor_which_beats_the_default():
 
 
 def test_unknown_assignors_are_unusable_input_naming_where_the_name_came_from():
-    with pytest.raises(ScenarioError) as raised:
+    with pytest.raises(ScenarioError, match="unknown assignor 'magic'") as raised:
         plan_scenario(scenario_dict("magic"), now_ms=0)
     assert raised.value.path == "configs.assignor"
     assert "unknown assignor 'magic'" in raised.value.reason
-    with pytest.raises(ScenarioError) as raised:
+    with pytest.raises(ScenarioError, match=r"^--assignor: ") as raised:
         plan_scenario(scenario_dict(), assignor=f"{MODULE}:Nope", now_ms=0)
     assert raised.value.path == "--assignor"
 
@@ -426,7 +427,7 @@ def test_a_valid_external_assignment_is_ok():
     ],
 )
 def test_an_unusable_external_assignment_names_the_field(obj, path):
-    with pytest.raises(ScenarioError) as raised:
+    with pytest.raises(ScenarioError, match=re.escape(f"{path}: ")) as raised:
         parse_external_assignment(obj)
     assert raised.value.path == path
 

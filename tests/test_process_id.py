@@ -33,7 +33,7 @@ def test_text_round_trip_and_equality():
 
 @pytest.mark.parametrize("text", ["", "not-a-uuid", "1234", None])
 def test_rejects_non_uuid(text):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"process id .*UUID"):
         ProcessId.parse(text)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -310,7 +311,7 @@ def test_unusable_input_names_the_field(mutation, path, reason):
         obj = [obj]
     else:
         mutation(obj)
-    with pytest.raises(ScenarioError) as raised:
+    with pytest.raises(ScenarioError, match=re.escape(reason)) as raised:
         load_scenario(obj)
     assert raised.value.path == path
     assert reason in raised.value.reason
@@ -535,7 +536,7 @@ def test_lags_not_computed_are_unknown_except_running_actives():
 def test_partition_racks_must_be_a_list_of_strings(racks, path):
     obj = base()
     obj["tasks"][0]["partitions"][0]["racks"] = racks
-    with pytest.raises(ScenarioError) as raised:
+    with pytest.raises(ScenarioError, match=re.escape(f"{path}: ")) as raised:
         load_scenario(obj)
     assert raised.value.path == path
 
@@ -622,11 +623,11 @@ def test_scenario_files(tmp_path):
     assert load_scenario_file(good).source == str(good)
     bad = tmp_path / "bad.json"
     bad.write_text('{"tasks": [}')
-    with pytest.raises(ScenarioError) as raised:
+    with pytest.raises(ScenarioError, match="invalid JSON at line 1") as raised:
         load_scenario_file(bad)
     assert raised.value.path == "$"
     assert "invalid JSON at line 1" in raised.value.reason
-    with pytest.raises(ScenarioError) as raised:
+    with pytest.raises(ScenarioError, match="cannot read") as raised:
         load_scenario_file(tmp_path / "missing.json")
     assert raised.value.path == "$"
     assert "cannot read" in raised.value.reason
@@ -647,7 +648,7 @@ def test_a_scenario_built_in_python_may_use_tuples_and_non_json_values_are_named
     obj["clients"][0]["prev_active"] = ("0_0",)
     assert load_scenario(obj).client(ProcessId.parse(P1)).previous_active_tasks == {TaskId(0, 0)}
     obj["clients"][1]["threads"] = object()
-    with pytest.raises(ScenarioError) as raised:
+    with pytest.raises(ScenarioError, match="object object") as raised:
         load_scenario(obj)
     assert raised.value.path == "clients[1].threads"
     assert "object object" in raised.value.reason

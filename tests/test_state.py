@@ -39,7 +39,7 @@ def test_lag_accessors_raise_without_lags_and_for_tasks_without_lag():
     app = ApplicationState.of([TaskInfo(T00, True)], [_client(1, lags={T00: 5})])
     with_lags = app.kafka_streams_states(compute_task_lags=True)[ProcessId.of(1)]
     assert with_lags.lag_for(T00) == 5
-    with pytest.raises(NoLagForTaskError):
+    with pytest.raises(NoLagForTaskError, match="has no lag for task 0_1"):
         with_lags.lag_for(T01)
     without = app.kafka_streams_states(compute_task_lags=False)[ProcessId.of(1)]
     for call in (
@@ -47,7 +47,7 @@ def test_lag_accessors_raise_without_lags_and_for_tasks_without_lag():
         lambda: without.prev_tasks_by_lag("c1"),
         without.stateful_tasks_to_lag_sums,
     ):
-        with pytest.raises(LagsNotComputedError):
+        with pytest.raises(LagsNotComputedError, match="were not computed"):
             call()
     # the lag-free view is cached and leaves the original untouched
     assert app.kafka_streams_states(compute_task_lags=False)[ProcessId.of(1)] is without

@@ -366,5 +366,5 @@ def test_params_for_tasks_and_overrides_return_new_objects():
     assert derived.tasks_to_optimize == (TASK_0_0, TASK_0_2)
     assert (derived.traffic_cost_override, derived.non_overlap_cost_override) == (7, 3)
     assert params.tasks_to_optimize is None and params.traffic_cost_override is None
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="cannot assign to field 'traffic_cost_override'"):
         derived.traffic_cost_override = 1  # frozen

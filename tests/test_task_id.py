@@ -21,7 +21,7 @@ def test_parse_and_format_round_trip(text, expected):
     "text", ["", "1", "_1", "1_", "a_1", "1_a", "00_1", "1_01", "-1_2", "1_2_3", "__1_2", 7]
 )
 def test_rejects_non_canonical_or_malformed(text):
-    with pytest.raises(TaskIdFormatError):
+    with pytest.raises(TaskIdFormatError, match=r"^task id "):
         TaskId.parse(text)
 
 
@@ -36,7 +36,7 @@ def test_named_ids_order_by_name_first():
 
 
 def test_comparing_named_with_unnamed_raises():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="can't compare a TaskId with a topology name to one without"):
         _ = TaskId(0, 0) < TaskId(0, 0, "x")
 
 

@@ -130,7 +130,7 @@ def test_stale_running_marks_become_unknown_and_current_actives_run(snapshot):
     ],
 )
 def test_unusable_app_configs_are_refused(document):
-    with pytest.raises(AppConfigsError):
+    with pytest.raises(AppConfigsError, match=r"^app configs: "):
         check_app_configs(document)
 
 
