@@ -216,7 +216,7 @@ def check_result_format(result: dict, scenario: dict) -> None:
     assert result["status"] in ("OK", "INVALID_ASSIGNMENT", "ASSIGNOR_FAILED")
     assert result["error"] in AssignmentError.__members__
     assert result["error_detail"] is None or isinstance(result["error_detail"], str)
-    assert isinstance(result["elapsed_ms"], float) and result["elapsed_ms"] >= 0
+    assert isinstance(result["elapsed_ms"], float) and result["elapsed_ms"] == round(result["elapsed_ms"], 3)
 
     consumers_of = {}
     for client in scenario["clients"]:
@@ -264,7 +264,13 @@ def check_result_format(result: dict, scenario: dict) -> None:
         "min_tasks_per_thread", "num_clients", "num_threads", "num_tasks", "num_stateful_tasks",
     ]  # fmt: skip
     for key in ("active_moves", "standby_moves", "warmups", "restore_lag", "num_clients", "num_threads"):
-        assert isinstance(metrics[key], int) and metrics[key] >= 0
+        assert isinstance(metrics[key], int) and not isinstance(metrics[key], bool), key
+    assert metrics["warmups"] == sum(len(e["warmup"]) for e in entries)
+    assert metrics["num_clients"] == len(scenario["clients"])
+    assert metrics["num_threads"] == sum(len(consumers) for consumers in consumers_of.values())
+    assert metrics["active_moves"] <= len(active_anywhere)
+    assert metrics["standby_moves"] <= sum(len(e["standby"]) - len(e["warmup"]) for e in entries)
+    assert metrics["restore_lag"] >= 0  # the lag markers -2 and -3 must never be summed
     assert metrics["cross_rack_cost"] is None or isinstance(metrics["cross_rack_cost"], int)
     assert isinstance(metrics["max_tasks_per_thread"], float)
     assert 0.0 <= metrics["min_tasks_per_thread"] <= metrics["max_tasks_per_thread"]

@@ -213,4 +213,6 @@ def test_the_readme_exploring_example_runs_on_this_run(fleet, tmp_path, monkeypa
     namespace: dict = {}
     exec(compile(source, "README.md", "exec"), namespace)
     assert (tmp_path / "fleet.png").stat().st_size > 0
-    assert namespace["report"].comparison is not None and namespace["sim"].probing_rebalances >= 0
+    sim = namespace["sim"]
+    assert namespace["report"].comparison is not None
+    assert sim.probing_rebalances == int(sim.summary()["probing_rebalance"].sum())

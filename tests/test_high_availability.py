@@ -552,7 +552,7 @@ class RecordingRackAssignor:
         return 0
 
     def optimize_standby_tasks(self, clients, traffic_cost, non_overlap_cost, move_predicate) -> int:
-        assert move_predicate(*list(clients.values())[:2], TASK_0_0, clients) in (True, False)
+        assert isinstance(move_predicate(*list(clients.values())[:2], TASK_0_0, clients), bool)
         self.standby_calls.append((traffic_cost, non_overlap_cost))
         return 0
 
