@@ -9,23 +9,14 @@ as active, or as active and standby.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from fleet_assignor.assignor.assignment import AssignedTaskType, TaskAssignment
+from fleet_assignor.assignor.assignment import ACTIVE, AssignedTask, AssignedTaskType, TaskAssignment
 from fleet_assignor.assignor.errors import AssignmentError
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.state import ApplicationState
 from fleet_assignor.assignor.task_id import TaskId
-
-
-@dataclass(frozen=True, slots=True)
-class AssignmentRow:
-    """One task in one role on one client, as returned (duplicates kept)."""
-
-    process_id: ProcessId
-    task_id: TaskId
-    role: AssignedTaskType
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,22 +54,44 @@ class ValidationResult:
         return self.error is AssignmentError.NONE
 
 
-def assignment_rows(task_assignment: TaskAssignment) -> list[AssignmentRow]:
-    return [
-        AssignmentRow(assignment.process_id(), assigned.id, assigned.type)
-        for assignment in task_assignment
-        for assigned in assignment.tasks().values()
-    ]
+class _Returned:
+    """The answer read once: who holds each task in which role, in the order the assignor returned them.
+
+    Tasks are grouped per returned client object, so a client listed once (the normal case) is read as the
+    dict it already is; only a client listed twice needs its roles merged."""
+
+    __slots__ = ("active_holders", "by_client", "process_ids", "standbys")
+
+    def __init__(self, task_assignment: TaskAssignment) -> None:
+        self.active_holders: dict[TaskId, list[ProcessId]] = {}
+        self.standbys: list[tuple[ProcessId, TaskId]] = []
+        self.by_client: dict[ProcessId, list[Mapping[TaskId, AssignedTask]]] = {}
+        self.process_ids: list[ProcessId] = []
+        holders = self.active_holders
+        for assignment in task_assignment:
+            process_id = assignment.process_id()
+            tasks = assignment.tasks()
+            self.process_ids.append(process_id)
+            self.by_client.setdefault(process_id, []).append(tasks)
+            for task, assigned in tasks.items():
+                if assigned.type is ACTIVE:
+                    owners = holders.get(task)
+                    if owners is None:
+                        holders[task] = [process_id]
+                    else:
+                        owners.append(process_id)
+                else:
+                    self.standbys.append((process_id, task))
+
+    def tasks_of(self, process_id: ProcessId) -> Iterator[TaskId]:
+        for tasks in self.by_client[process_id]:
+            yield from tasks
 
 
-def _active_assigned_multiple_times(rows: list[AssignmentRow]) -> Iterator[Problem]:
-    holders: dict[TaskId, list[ProcessId]] = {}
-    for row in rows:
-        if row.role is AssignedTaskType.ACTIVE:
-            holders.setdefault(row.task_id, []).append(row.process_id)
-    for task, clients in holders.items():
+def _active_assigned_multiple_times(returned: _Returned) -> Iterator[Problem]:
+    for task, clients in returned.active_holders.items():
         if len(clients) > 1:
-            clients.sort()
+            clients = sorted(clients)
             listed = ", ".join(str(c) for c in clients)
             yield Problem(
                 AssignmentError.ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES,
@@ -88,76 +101,76 @@ def _active_assigned_multiple_times(rows: list[AssignmentRow]) -> Iterator[Probl
             )
 
 
-def _active_and_standby_on_same_client(rows: list[AssignmentRow]) -> Iterator[Problem]:
-    roles: dict[tuple[ProcessId, TaskId], set[AssignedTaskType]] = {}
-    for row in rows:
-        roles.setdefault((row.process_id, row.task_id), set()).add(row.role)
-    for (client, task), held in roles.items():
-        if len(held) > 1:
-            yield Problem(
-                AssignmentError.ACTIVE_AND_STANDBY_TASK_ASSIGNED_TO_SAME_KAFKASTREAMS,
-                client,
-                task,
-                f"task {task} is both active and standby on client {client}",
-            )
+def _active_and_standby_on_same_client(returned: _Returned) -> Iterator[Problem]:
+    # One returned object holds a task in one role only (its tasks are keyed by task id), so a task can be
+    # both active and standby on a client only when the client is listed more than once.
+    for client, listed in returned.by_client.items():
+        if len(listed) < 2:
+            continue
+        roles: dict[TaskId, set[AssignedTaskType]] = {}
+        for tasks in listed:
+            for task, assigned in tasks.items():
+                roles.setdefault(task, set()).add(assigned.type)
+        for task, held in roles.items():
+            if len(held) > 1:
+                yield Problem(
+                    AssignmentError.ACTIVE_AND_STANDBY_TASK_ASSIGNED_TO_SAME_KAFKASTREAMS,
+                    client,
+                    task,
+                    f"task {task} is both active and standby on client {client}",
+                )
 
 
-def _invalid_standby_tasks(state: ApplicationState, rows: list[AssignmentRow]) -> Iterator[Problem]:
+def _invalid_standby_tasks(state: ApplicationState, returned: _Returned) -> Iterator[Problem]:
     tasks = state.all_tasks()
     seen: set[tuple[ProcessId, TaskId]] = set()
-    for row in rows:
-        info = tasks.get(row.task_id)
-        key = (row.process_id, row.task_id)
-        if (
-            row.role is AssignedTaskType.STANDBY
-            and info is not None
-            and not info.has_changelog
-            and key not in seen
-        ):
+    for key in returned.standbys:
+        info = tasks.get(key[1])
+        if info is not None and not info.has_changelog and key not in seen:
             seen.add(key)
+            process_id, task = key
             yield Problem(
                 AssignmentError.INVALID_STANDBY_TASK,
-                row.process_id,
-                row.task_id,
-                f"task {row.task_id} has no changelog partition but is a standby on client {row.process_id}",
+                process_id,
+                task,
+                f"task {task} has no changelog partition but is a standby on client {process_id}",
             )
 
 
-def _missing_process_ids(state: ApplicationState, task_assignment: TaskAssignment) -> Iterator[Problem]:
-    returned = {a.process_id() for a in task_assignment}
-    for client in state.kafka_streams_states(False):
-        if client not in returned:
+def _missing_process_ids(state: ApplicationState, returned: _Returned) -> Iterator[Problem]:
+    for client in state.clients:
+        if client not in returned.by_client:
             yield Problem(
                 AssignmentError.MISSING_PROCESS_ID, client, None, f"client {client} has no assignment"
             )
 
 
-def _unknown_process_ids(state: ApplicationState, task_assignment: TaskAssignment) -> Iterator[Problem]:
-    known = state.kafka_streams_states(False)
-    for client in sorted({a.process_id() for a in task_assignment if a.process_id() not in known}):
+def _unknown_process_ids(state: ApplicationState, returned: _Returned) -> Iterator[Problem]:
+    known = state.clients
+    for client in sorted(c for c in returned.by_client if c not in known):
         yield Problem(
             AssignmentError.UNKNOWN_PROCESS_ID, client, None, f"client {client} is not a known client"
         )
 
 
-def _unknown_task_ids(state: ApplicationState, rows: list[AssignmentRow]) -> Iterator[Problem]:
+def _unknown_task_ids(state: ApplicationState, returned: _Returned) -> Iterator[Problem]:
     tasks = state.all_tasks()
-    seen: set[tuple[ProcessId, TaskId]] = set()
-    for row in rows:
-        key = (row.process_id, row.task_id)
-        if row.task_id not in tasks and key not in seen:
-            seen.add(key)
-            yield Problem(
-                AssignmentError.UNKNOWN_TASK_ID,
-                row.process_id,
-                row.task_id,
-                f"task {row.task_id} on client {row.process_id} is not a task of the application",
-            )
+    for client in returned.by_client:
+        reported: set[TaskId] = set()
+        for task in returned.tasks_of(client):
+            if task not in tasks and task not in reported:
+                reported.add(task)
+                yield Problem(
+                    AssignmentError.UNKNOWN_TASK_ID,
+                    client,
+                    task,
+                    f"task {task} on client {client} is not a task of the application",
+                )
 
 
-def unassigned_tasks(state: ApplicationState, rows: list[AssignmentRow]) -> tuple[TaskId, ...]:
+def _unassigned_tasks(state: ApplicationState, returned: _Returned) -> tuple[TaskId, ...]:
     """Tasks of the application that no client runs as active (allowed, but reported)."""
-    active = {row.task_id for row in rows if row.role is AssignedTaskType.ACTIVE}
+    active = returned.active_holders
     return tuple(task for task in state.all_tasks() if task not in active)
 
 
@@ -165,19 +178,19 @@ def validate_task_assignment(
     application_state: ApplicationState, task_assignment: TaskAssignment
 ) -> ValidationResult:
     """Every problem of the assignment, the first by precedence as the error (NONE when there is none)."""
-    rows = assignment_rows(task_assignment)
+    returned = _Returned(task_assignment)
     found = [
-        *_active_assigned_multiple_times(rows),
-        *_active_and_standby_on_same_client(rows),
-        *_invalid_standby_tasks(application_state, rows),
-        *_missing_process_ids(application_state, task_assignment),
-        *_unknown_process_ids(application_state, task_assignment),
-        *_unknown_task_ids(application_state, rows),
+        *_active_assigned_multiple_times(returned),
+        *_active_and_standby_on_same_client(returned),
+        *_invalid_standby_tasks(application_state, returned),
+        *_missing_process_ids(application_state, returned),
+        *_unknown_process_ids(application_state, returned),
+        *_unknown_task_ids(application_state, returned),
     ]
     problems = tuple(sorted(found, key=Problem.sort_key))
     return ValidationResult(
         error=problems[0].error if problems else AssignmentError.NONE,
         problems=problems,
         detail="; ".join(str(p) for p in problems) if problems else None,
-        unassigned=unassigned_tasks(application_state, rows),
+        unassigned=_unassigned_tasks(application_state, returned),
     )
