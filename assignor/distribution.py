@@ -118,13 +118,14 @@ def _place_leftovers(
 ) -> None:
     """The tasks beyond ``minimum`` per consumer go one each to consumers still at exactly the minimum:
     first to a consumer that owned the task before, then in TaskId order to the queue in order."""
-    queue = [c for c in consumers if len(assigned[c]) + load[c] == minimum]
+    # An ordered set: membership and removal are O(1) for a client with thousands of consumers.
+    queue = dict.fromkeys(c for c in consumers if len(assigned[c]) + load[c] == minimum)
     for task in sorted(skipped, key=task_order):
         consumer = skipped[task]
         if consumer in queue and task in remaining:
             assigned[consumer].append(task)
             remaining.discard(task)
-            queue.remove(consumer)
+            del queue[consumer]
     leftovers = sorted(remaining, key=task_order)
     if len(leftovers) > len(queue):
         raise RuntimeError("more leftover tasks than consumers at the minimum")
@@ -145,9 +146,16 @@ def distribute_client_tasks(
     lags = client.task_lags or {}
     active = sorted(set(active), key=task_order)
     thread_load: dict[str, int] = {}
+    # Both stateful calls ask each consumer for its previous tasks by lag: sorted once per consumer.
+    previous_by_lag: dict[str, Sequence[TaskId]] = {}
 
     def by_lag(consumer: str) -> Sequence[TaskId]:
-        return client.prev_tasks_by_lag(consumer) if client.task_lags is not None else ()
+        if client.task_lags is None:
+            return ()
+        found = previous_by_lag.get(consumer)
+        if found is None:
+            found = previous_by_lag[consumer] = client.prev_tasks_by_lag(consumer)
+        return found
 
     stateful_active = assign_tasks_to_threads(
         [t for t in active if t in lags], True, consumers, by_lag, thread_load
@@ -156,7 +164,14 @@ def distribute_client_tasks(
     stateless_active = assign_tasks_to_threads(
         [t for t in active if t not in lags], False, consumers, by_lag, thread_load
     )
-    return {
-        c: ConsumerTasks(tuple(sorted(stateful_active[c] + stateless_active[c])), tuple(sorted(standbys[c])))
-        for c in consumers
-    }
+    return {c: _consumer_tasks(stateful_active[c] + stateless_active[c], standbys[c]) for c in consumers}
+
+
+_NO_TASKS = ConsumerTasks()
+
+
+def _consumer_tasks(active: list[TaskId], standby: list[TaskId]) -> ConsumerTasks:
+    # Most consumers of a client with many threads get nothing: they share one empty value.
+    if not active and not standby:
+        return _NO_TASKS
+    return ConsumerTasks(tuple(sorted(active, key=task_order)), tuple(sorted(standby, key=task_order)))

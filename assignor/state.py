@@ -111,7 +111,9 @@ class KafkaStreamsState:
         """The consumer's previously owned stateful tasks, by (lag, TaskId); empty for an unknown consumer."""
         lags = self._lags()
         owned = self.consumer_previous_stateful_tasks.get(consumer_client_id, frozenset())
-        return tuple(sorted((t for t in owned if t in lags), key=lambda t: (lags[t], t)))
+        if not owned:
+            return ()
+        return tuple(sorted((t for t in owned if t in lags), key=lambda t: (lags[t], t.sort_key)))
 
     def stateful_tasks_to_lag_sums(self) -> Mapping[TaskId, int]:
         return self._lags()
