@@ -17,6 +17,9 @@ import java.util.Map;
  * <tr><td>{@value #MAX_INPUT_STALENESS_MS}</td><td>now minus the inputs' collection time; default 1 hour</td></tr>
  * <tr><td>{@value #FALLBACK_CLASS}</td><td>a KIP-924 TaskAssignor; default Kafka's
  * {@code org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssignor}</td></tr>
+ * <tr><td>{@value #RECHECK_INTERVAL_MS}</td><td>when above 0, every assignment asks for a follow-up rebalance this
+ * long after now (unless an earlier one is asked for), so a new plan takes effect without waiting for a membership
+ * change; default 0 (off)</td></tr>
  * <tr><td>{@value #PLAN_SOURCE_CLASS}</td><td>a {@link PlanSource}; default {@link DeltaPlanSource}</td></tr>
  * <tr><td>{@value #HADOOP_PREFIX}*</td><td>Hadoop settings for the Delta reader (credentials, file systems)</td></tr>
  * </table>
@@ -31,6 +34,7 @@ public final class FollowerConfig {
     public static final String MAX_INPUT_STALENESS_MS = PREFIX + "max.input.staleness.ms";
     public static final String FALLBACK_CLASS = PREFIX + "fallback.class";
     public static final String PLAN_SOURCE_CLASS = PREFIX + "plan.source.class";
+    public static final String RECHECK_INTERVAL_MS = PREFIX + "recheck.interval.ms";
     public static final String HADOOP_PREFIX = PREFIX + "hadoop.";
 
     public static final long DEFAULT_MAX_PLAN_AGE_MS = 3_600_000L;

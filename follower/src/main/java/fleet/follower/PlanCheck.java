@@ -131,14 +131,16 @@ final class PlanCheck {
         List<String> kept = new ArrayList<>();
         if (movesStatefulActive(state, live, activeOwner)) {
             Map<ProcessId, KafkaStreamsState> withLags = state.kafkaStreamsStates(true);
+            Map<ProcessId, Map<TaskId, Long>> lags = new HashMap<>();
+            withLags.forEach((pid, client) -> lags.put(pid, client.statefulTasksToLagSums()));
             int warmups = planWarmups.size();
             for (Map.Entry<TaskId, ProcessId> entry : new TreeMap<>(activeOwner).entrySet()) {
                 TaskId task = entry.getKey();
                 ProcessId target = entry.getValue();
-                if (!state.allTasks().get(task).isStateful() || caughtUp(withLags.get(target), task, configs)) {
+                if (!state.allTasks().get(task).isStateful() || caughtUp(lags.get(target), task, configs)) {
                     continue;
                 }
-                ProcessId holder = caughtUpHolder(withLags, task, configs);
+                ProcessId holder = caughtUpHolder(withLags, lags, task, configs);
                 if (holder == null) {
                     continue; // nobody has the state: restoring is unavoidable wherever it goes
                 }
@@ -192,25 +194,25 @@ final class PlanCheck {
 
     /** Kafka's notion: a running active (-2) or a known lag within acceptable.recovery.lag. No lag entry means
      * the task has no changelog: nothing to restore. */
-    static boolean caughtUp(KafkaStreamsState client, TaskId task, AssignmentConfigs configs) {
-        Long lag = client.statefulTasksToLagSums().get(task);
+    static boolean caughtUp(Map<TaskId, Long> lags, TaskId task, AssignmentConfigs configs) {
+        Long lag = lags.get(task);
         if (lag == null) {
             return true;
         }
         return lag == RUNNING_ACTIVE || (lag != UNKNOWN_LAG && lag >= 0 && lag <= configs.acceptableRecoveryLag());
     }
 
-    private static ProcessId caughtUpHolder(Map<ProcessId, KafkaStreamsState> clients, TaskId task,
+    private static ProcessId caughtUpHolder(Map<ProcessId, KafkaStreamsState> clients,
+                                            Map<ProcessId, Map<TaskId, Long>> lags, TaskId task,
                                             AssignmentConfigs configs) {
         ProcessId best = null;
         long bestLag = Long.MAX_VALUE;
-        for (Map.Entry<ProcessId, KafkaStreamsState> entry : new TreeMap<>(clients).entrySet()) {
-            KafkaStreamsState client = entry.getValue();
-            Long lag = client.statefulTasksToLagSums().get(task);
-            if (lag == null || !caughtUp(client, task, configs)) {
+        for (Map.Entry<ProcessId, Map<TaskId, Long>> entry : new TreeMap<>(lags).entrySet()) {
+            Long lag = entry.getValue().get(task);
+            if (lag == null || !caughtUp(entry.getValue(), task, configs)) {
                 continue;
             }
-            if (client.previousActiveTasks().contains(task)) {
+            if (clients.get(entry.getKey()).previousActiveTasks().contains(task)) {
                 return entry.getKey();
             }
             long rank = lag == RUNNING_ACTIVE ? -1 : lag;

@@ -1,6 +1,10 @@
 package fleet.follower;
 
 import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -8,6 +12,7 @@ import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupAssignme
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.assignment.ApplicationState;
+import org.apache.kafka.streams.processor.assignment.KafkaStreamsAssignment;
 import org.apache.kafka.streams.processor.assignment.TaskAssignor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +38,7 @@ public class PlanFollowingAssignor implements TaskAssignor {
     private String appId;
     private long maxPlanAgeMs = FollowerConfig.DEFAULT_MAX_PLAN_AGE_MS;
     private long maxInputStalenessMs = FollowerConfig.DEFAULT_MAX_INPUT_STALENESS_MS;
+    private long recheckIntervalMs;
     private TaskAssignor fallback;
     private PlanSource source;
     private String configError;
@@ -57,6 +63,7 @@ public class PlanFollowingAssignor implements TaskAssignor {
             maxPlanAgeMs = FollowerConfig.millis(configs, FollowerConfig.MAX_PLAN_AGE_MS, maxPlanAgeMs);
             maxInputStalenessMs = FollowerConfig.millis(configs, FollowerConfig.MAX_INPUT_STALENESS_MS,
                 maxInputStalenessMs);
+            recheckIntervalMs = FollowerConfig.millis(configs, FollowerConfig.RECHECK_INTERVAL_MS, 0L);
         } catch (RuntimeException e) {
             configError = e.getMessage();
         }
@@ -112,7 +119,7 @@ public class PlanFollowingAssignor implements TaskAssignor {
                     if (outcome.followed()) {
                         lastDecision = "following " + outcome.summary();
                         LOG.info(LOG_PREFIX + "{}: {}", appId, lastDecision);
-                        return outcome.assignment();
+                        return withRecheck(outcome.assignment());
                     }
                     why = outcome.reason();
                 }
@@ -125,7 +132,36 @@ public class PlanFollowingAssignor implements TaskAssignor {
         }
         lastDecision = "falling back to " + fallback.getClass().getName() + ": " + why;
         LOG.warn(LOG_PREFIX + "{}: {}", appId, lastDecision);
-        return fallback.assign(applicationState);
+        return withRecheck(fallback.assign(applicationState));
+    }
+
+    /**
+     * With {@code fleet.assignor.recheck.interval.ms} above 0: the client with the smallest process id is asked to
+     * rebalance again at now + the interval, unless some client already rebalances earlier, so the next plan is
+     * read without waiting for a membership change.
+     */
+    TaskAssignment withRecheck(TaskAssignment assignment) {
+        if (recheckIntervalMs <= 0 || assignment == null || assignment.assignment().isEmpty()) {
+            return assignment;
+        }
+        try {
+            Instant at = Instant.ofEpochMilli(PlanCheck.saturatedAdd(clock.millis(), recheckIntervalMs));
+            boolean earlier = assignment.assignment().stream().anyMatch(a -> a.followupRebalanceDeadline()
+                .map(d -> !d.isAfter(at)).orElse(false));
+            if (earlier) {
+                return assignment;
+            }
+            KafkaStreamsAssignment first = assignment.assignment().stream()
+                .min(Comparator.comparing(KafkaStreamsAssignment::processId)).orElseThrow();
+            List<KafkaStreamsAssignment> out = new ArrayList<>();
+            for (KafkaStreamsAssignment one : assignment.assignment()) {
+                out.add(one == first ? one.withFollowupRebalance(at) : one);
+            }
+            return new TaskAssignment(out);
+        } catch (RuntimeException e) {
+            LOG.warn(LOG_PREFIX + "{}: no recheck rebalance requested: {}", appId, oneLine(e));
+            return assignment;
+        }
     }
 
     @Override

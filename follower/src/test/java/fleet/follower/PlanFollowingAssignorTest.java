@@ -415,4 +415,29 @@ class PlanFollowingAssignorTest {
         assertEquals(List.of("other-app", "app-a"), asked);
         assertNull(source.failure);
     }
+
+    @Test
+    void aRecheckIntervalAsksForAFollowupRebalanceUnlessAnEarlierOneIsPlanned() {
+        TaskAssignor.TaskAssignment followed = assignor(standardPlan().build(),
+            Map.of("fleet.assignor.recheck.interval.ms", "300000")).assign(standardApp());
+        assertEquals(Map.of(pid(0), Instant.ofEpochMilli(NOW + 300_000)), deadlines(followed));
+
+        Plan earlier = new Fakes.PlanBuilder()
+            .client(0, List.of("0_0", "1_0"), List.of("1_1"), List.of(), null)
+            .client(1, List.of("0_1", "1_1"), List.of("1_0"), List.of(), NOW + 1_000L)
+            .client(2, List.of("0_2", "0_3"), List.of(), List.of(), null).build();
+        assertEquals(Map.of(pid(1), Instant.ofEpochMilli(NOW + 1_000L)),
+            deadlines(assignor(earlier, Map.of("fleet.assignor.recheck.interval.ms", "300000")).assign(standardApp())));
+
+        // the fallback's answer gets the recheck too, so a plan written later is picked up
+        TaskAssignor.TaskAssignment answer = new TaskAssignor.TaskAssignment(List.of(
+            KafkaStreamsAssignment.of(pid(1), java.util.Set.of()), KafkaStreamsAssignment.of(pid(0), java.util.Set.of())));
+        PlanFollowingAssignor assignor = new PlanFollowingAssignor(new FixedSource(null), state -> answer,
+            Clock.fixed(Instant.ofEpochMilli(NOW), ZoneOffset.UTC));
+        assignor.configure(Map.of("application.id", "app-a", "fleet.assignor.recheck.interval.ms", 60000));
+        assertEquals(Map.of(pid(0), Instant.ofEpochMilli(NOW + 60_000)), deadlines(assignor.assign(standardApp())));
+
+        assertTrue(deadlines(assignor(standardPlan().build(), Map.of()).assign(standardApp())).isEmpty(),
+            "off by default");
+    }
 }
