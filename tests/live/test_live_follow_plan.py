@@ -112,6 +112,7 @@ def test_the_application_follows_the_plan_then_falls_back_on_a_new_member(
             as_of_versions=dict(result.versions),
         )
         summary = run_job(spark, config)
+        planned_s = time.monotonic() - started
         plan = _planned(spark, outputs)
         assert set(plan) == set(_live_assignment(before)), summary.text()
         assert plan != _live_assignment(before), "the rotated plan must differ from what Kafka assigned"
@@ -131,6 +132,7 @@ def test_the_application_follows_the_plan_then_falls_back_on_a_new_member(
                 break
             time.sleep(2)
         assert live == plan
+        followed_s = time.monotonic() - started
 
         # An instance added after the snapshot: the plan names other members, the application falls back.
         mark = len(log.read_text(errors="replace"))
@@ -141,6 +143,9 @@ def test_the_application_follows_the_plan_then_falls_back_on_a_new_member(
         why = f"run {RUN} was planned for other members: live but not planned [{added}], planned but not live"
         assert why in line, line
         elapsed = time.monotonic() - started
-        print(f"\n{APP}: followed, then fell back ({elapsed:.0f} s):\n  {followed}\n  {line}")
+        print(
+            f"\n{APP}: snapshot planned at {planned_s:.0f} s, plan live at {followed_s:.0f} s, fell back by "
+            f"{elapsed:.0f} s:\n  {followed}\n  {line}"
+        )
     finally:
         app.stop()

@@ -440,4 +440,14 @@ class PlanFollowingAssignorTest {
         assertTrue(deadlines(assignor(standardPlan().build(), Map.of()).assign(standardApp())).isEmpty(),
             "off by default");
     }
+
+    @Test
+    void aFallbackThatCannotBeMadeIsAStartupError() {
+        PlanFollowingAssignor assignor = new PlanFollowingAssignor();
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            () -> assignor.configure(Map.of("application.id", "app-a", "fleet.assignor.fallback.class", "no.such.Assignor",
+                "fleet.assignor.plan.path", "/nowhere")));
+        assertTrue(e.getMessage().startsWith("cannot instantiate no.such.Assignor as TaskAssignor: ClassNotFoundException"),
+            e.getMessage());
+    }
 }
