@@ -123,7 +123,8 @@ def test_the_application_follows_the_plan_then_falls_back_on_a_new_member(
         app.start_instance(2)
         app.wait_running(range(3))
         followed = _wait_log(log, f"fleet plan follower: {APP}: following run {RUN} ", mark)
-        assert "3 clients" in followed, followed
+        # the inputs' time is the snapshot's (applications.snapshot_at_ms under fleet.assignor.input.path)
+        assert "inputs collected " in followed and "3 clients" in followed, followed
         deadline = time.monotonic() + 120
         while True:
             _, now = wait_stable(kafka_cluster.bootstrap, APP, 3)

@@ -174,7 +174,8 @@ final class PlanCheck {
         if (error != AssignmentError.NONE) {
             return Outcome.fallBack(run + " fails Kafka's validation after keeping caught-up actives: " + error);
         }
-        String summary = run + " (planned " + age + " ms ago): " + planned.size() + " clients, "
+        String summary = run + " (planned " + age + " ms ago, inputs " + inputsWhat + " " + (nowMs - inputsAt)
+            + " ms ago): " + planned.size() + " clients, "
             + activeOwner.size() + " tasks, " + planWarmups.size() + " planned warmups"
             + (deadlines.isEmpty() ? "" : ", follow-up rebalance at " + deadlines.values().stream().min(Instant::compareTo).get())
             + (kept.isEmpty() ? "" : "; actives kept on caught-up clients: " + String.join(", ", kept));

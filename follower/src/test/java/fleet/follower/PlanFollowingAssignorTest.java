@@ -126,8 +126,8 @@ class PlanFollowingAssignorTest {
         assertEquals(TaskAssignor.AssignmentError.NONE, TaskAssignmentUtils.validateTaskAssignment(app, result));
         assertEquals(0, app.lagFetches.get(), "no stateful active moves: no end-offset fetch");
         assertTrue(deadlines(result).isEmpty());
-        assertTrue(assignor.lastDecision().startsWith("following run r1 (planned 60000 ms ago): 3 clients, 6 tasks"),
-            assignor.lastDecision());
+        assertTrue(assignor.lastDecision().startsWith("following run r1 (planned 60000 ms ago, inputs planned "
+            + "(collection time unknown) 60000 ms ago): 3 clients, 6 tasks"), assignor.lastDecision());
     }
 
     @Test
@@ -166,8 +166,10 @@ class PlanFollowingAssignorTest {
         assertTrue(assignor.lastDecision().contains("inputs were collected 600001 ms ago"), assignor.lastDecision());
 
         plan.inputsAt = OptionalLong.of(NOW - 600_000L);
-        assignor(plan.build(), Map.of("fleet.assignor.max.input.staleness.ms", "600000")).assign(standardApp());
+        assignor = assignor(plan.build(), Map.of("fleet.assignor.max.input.staleness.ms", "600000"));
+        assignor.assign(standardApp());
         assertEquals(1, fallback.calls, "at the bound: followed");
+        assertTrue(assignor.lastDecision().contains("inputs collected 600000 ms ago"), assignor.lastDecision());
     }
 
     @Test
