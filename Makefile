@@ -17,18 +17,18 @@ export PYSPARK_PYTHON := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 export FLEET_ASSIGNOR_JARS := $(CURDIR)/$(JARS_DIR)
 
-.PHONY: help setup venv jars oracle live lint typecheck test soak bench bench-kafka bench-live run demo-live cluster-demo dist-zip clean
+.PHONY: help setup venv jars oracle live follower lint typecheck test soak bench bench-kafka bench-live run demo-live cluster-demo dist-zip clean
 
 help:
-	@echo "make setup   - create .venv, install fleet-assignor[dev,local], fetch Delta jars, build the Kafka oracle"
-	@echo "make test    - ruff + pytest (the CI gate)"
+	@echo "make setup   - create .venv, install fleet-assignor[dev,local], fetch Delta jars, build the Kafka oracle, the live jars and the plan follower"
+	@echo "make test    - ruff + pytest + the follower's JUnit, offline (the CI gate)"
 	@echo "make run     - plan a synthetic fleet on local Delta tables and print the summary"
 	@echo "make bench   - benchmarks, JSON under benchmarks/results/"
 	@echo "make soak    - long randomized tests"
 	@echo "make demo-live - local Kafka broker + Streams apps: collect, plan, summary, stop"
 	@echo "make cluster-demo - Spark standalone master + 2 workers: spark-submit the job, summary, stop"
 
-setup: venv jars oracle live
+setup: venv jars oracle live follower
 
 venv: $(VENV)/.installed
 
@@ -51,6 +51,19 @@ oracle:
 live:
 	cd live && mvn -q -B package
 
+# The plan follower (issue 24): a KIP-924 TaskAssignor for Streams applications, Maven module follower/ ->
+# follower/target/fleet-plan-follower-1.0.jar (coordinate fleet.assignor:fleet-plan-follower:1.0) and
+# follower/target/lib/. Its JUnit tests read Delta tables written by the job itself (the fixtures, made once per
+# change of the script); `make test` runs them again offline.
+FOLLOWER_FIXTURES := follower/target/fixtures
+
+follower: $(FOLLOWER_FIXTURES)/expected.json
+	cd follower && mvn -q -B package
+
+$(FOLLOWER_FIXTURES)/expected.json: follower/fixtures/make_fixtures.py $(VENV)/.installed $(JARS_DIR)/.fetched
+	rm -rf $(FOLLOWER_FIXTURES)
+	$(PY) follower/fixtures/make_fixtures.py $(FOLLOWER_FIXTURES)
+
 lint:
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
@@ -61,12 +74,14 @@ typecheck:
 	mkdir -p $(VENV)/mypy-path && ln -sfn "$(CURDIR)" $(VENV)/mypy-path/fleet_assignor
 	MYPYPATH=$(VENV)/mypy-path $(PY) -m mypy -p fleet_assignor.assignor
 
-# ruff first, then pytest even when ruff complained (both reported), failing if either failed.
+# ruff first, then pytest even when ruff complained, then the follower's JUnit tests offline (all reported),
+# failing if any failed.
 test:
 	@rc=0; $(PY) -m ruff check . || rc=1; \
 	$(PY) -m ruff format --check . || rc=1; \
 	$(MAKE) --no-print-directory typecheck || rc=1; \
 	$(PY) -m pytest -q -m "not soak and not bench" || rc=1; \
+	(cd follower && mvn -q -B -o test) || rc=1; \
 	exit $$rc
 
 soak:
@@ -107,4 +122,4 @@ cluster-demo:
 	$(PY) -m fleet_assignor.jobs.demo_cluster
 
 clean:
-	rm -rf $(VENV) $(JARS_DIR) spark-warehouse metastore_db derby.log .pytest_cache
+	rm -rf $(VENV) $(JARS_DIR) follower/target spark-warehouse metastore_db derby.log .pytest_cache

@@ -245,6 +245,11 @@ class KafkaCluster:
 # ------------------------------------------------------------------------------------------ demo apps
 
 
+def _escape(text: str) -> str:
+    """A key or value for a Java properties file."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("=", "\\=").replace(":", "\\:")
+
+
 class DemoApp:
     """One JVM hosting `instances` KafkaStreams instances of one application (fleet.live.DemoApp)."""
 
@@ -265,7 +270,12 @@ class DemoApp:
         source_table: bool = False,
         plain_consumers: Sequence[str] = (),
         heap: str = "-Xmx256m",
+        streams_configs: dict[str, str] | None = None,
+        extra_classpath: Sequence[str] = (),
+        jvm_options: Sequence[str] = (),
     ) -> None:
+        """`streams_configs` are added to every instance's Streams configs (e.g. `task.assignor.class`);
+        `extra_classpath` entries go after the live jars; `jvm_options` before the main class."""
         check_built()
         self.app_id = app_id
         self.work_dir = work_dir
@@ -288,13 +298,18 @@ class DemoApp:
             args["source-table"] = "true"
         if plain_consumers:
             args["plain-consumers"] = ",".join(plain_consumers)
+        if streams_configs:
+            properties = work_dir / "streams.properties"
+            properties.write_text("".join(f"{_escape(k)}={_escape(v)}\n" for k, v in streams_configs.items()))
+            args["streams-config"] = str(properties)
         command = [
             java_executable(),
             heap,
             "-XX:+UseSerialGC",
             "-XX:TieredStopAtLevel=1",
+            *jvm_options,
             "-cp",
-            app_classpath(),
+            os.pathsep.join([app_classpath(), *extra_classpath]),
         ]
         command.append("fleet.live.DemoApp")
         for key, value in args.items():
@@ -377,6 +392,13 @@ class DemoApp:
     def stop_instance(self, index: int, timeout_s: float = 60.0) -> None:
         self.send(f"stop {index}")
         while self.wait_event("stopped", timeout_s)["instance"] != index:
+            pass
+
+    def start_instance(self, index: int, timeout_s: float = 60.0) -> None:
+        """Start instance `index` again after `stop_instance` (same state directory, so the same process id),
+        or a new one when `index` is the next unused index."""
+        self.send(f"start {index}")
+        while self.wait_event("started-instance", timeout_s)["instance"] != index:
             pass
 
     def stop(self) -> None:

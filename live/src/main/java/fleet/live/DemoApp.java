@@ -62,11 +62,14 @@ import org.apache.kafka.streams.ThreadMetadata;
  *
  * Arguments: --app-id ID --bootstrap HOST:PORT [--protocol classic|streams] [--instances N]
  * [--racks r1,r2,..] [--standbys N] [--threads N] [--state-dir DIR] [--partitions N] [--produce N]
- * [--rack-aware-tags zone] [--source-table true] [--plain-consumers classic,consumer]. Instance i gets
- * client.rack = racks[i % len], client.tag.zone = that rack and client.tag.instance = i<i>.
+ * [--rack-aware-tags zone] [--source-table true] [--plain-consumers classic,consumer]
+ * [--streams-config FILE]. Instance i gets client.rack = racks[i % len], client.tag.zone = that rack and
+ * client.tag.instance = i<i>. --streams-config names a properties file whose entries are added to every
+ * instance's Streams configs last (e.g. task.assignor.class and the plan follower's fleet.assignor.*).
  *
  * Prints one JSON line per event on stdout ({"event": "state" | "threads" | "stopped" | "produced" ...});
- * reads commands from stdin: "stop I", "produce N", "threads" (prints each instance's consumer client ids),
+ * reads commands from stdin: "stop I", "start I" (starts instance I again, with its state directory and so
+ * its process id; or a new instance when I is the next index), "produce N", "threads" (prints each instance's consumer client ids),
  * "hold", "release", "quit". End of stdin closes every instance and exits, so the application never
  * outlives its parent.
  */
@@ -266,7 +269,21 @@ public final class DemoApp {
         if (sourceTable()) {
             props.put(StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG, StreamsConfig.OPTIMIZE);
         }
+        props.putAll(extraConfigs());
         return props;
+    }
+
+    Properties extraConfigs() {
+        Properties extra = new Properties();
+        String file = args.get("streams-config");
+        if (file != null) {
+            try (var in = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of(file), StandardCharsets.UTF_8)) {
+                extra.load(in);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot read --streams-config " + file, e);
+            }
+        }
+        return extra;
     }
 
     void start(int index) {
@@ -275,7 +292,11 @@ public final class DemoApp {
         streams.setStateListener((newState, oldState) -> emit("{\"event\":\"state\",\"instance\":" + index
             + ",\"state\":" + quote(newState.name()) + "}"));
         streams.start();
-        instances.add(streams);
+        if (index < instances.size()) {
+            instances.set(index, streams);
+        } else {
+            instances.add(streams);
+        }
     }
 
     void printThreads() {
@@ -383,6 +404,15 @@ public final class DemoApp {
             String[] words = line.trim().split("\\s+");
             switch (words[0]) {
                 case "stop" -> stop(Integer.parseInt(words[1]));
+                case "start" -> {
+                    int index = Integer.parseInt(words[1]);
+                    if (index > instances.size() || (index < instances.size() && instances.get(index) != null)) {
+                        emit("{\"event\":\"error\",\"message\":" + quote("cannot start instance " + index) + "}");
+                    } else {
+                        start(index);
+                        emit("{\"event\":\"started-instance\",\"instance\":" + index + "}");
+                    }
+                }
                 case "produce" -> produce(Integer.parseInt(words[1]));
                 case "threads" -> printThreads();
                 case "hold" -> {
