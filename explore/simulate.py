@@ -15,10 +15,23 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fleet_assignor.explore.planning import scenario_consumers
+from fleet_assignor.schemas import contract
+from fleet_assignor.schemas.contract import changelog_tasks, scenario_consumers
 
-RUNNING_ACTIVE_LAG = -2
-UNKNOWN_LAG = -3
+RUNNING_ACTIVE_LAG = contract.RUNNING_ACTIVE
+UNKNOWN_LAG = contract.UNKNOWN
+# Per changelog task: its end-offset sum as scenario.md infers it.
+end_offset_sums = contract.scenario_end_sums
+
+__all__ = [
+    "Round",
+    "Simulation",
+    "changelog_tasks",
+    "current_lag",
+    "end_offset_sums",
+    "next_scenario",
+    "simulate",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,26 +76,6 @@ class Simulation:
                 }
             )
         return pd.DataFrame(rows)
-
-
-def changelog_tasks(scenario: Mapping) -> list[str]:
-    """Tasks with a changelog partition: the ones with lags (scenario.md)."""
-    return [
-        t["id"]
-        for t in scenario.get("tasks") or []
-        if any(p.get("changelog") for p in t.get("partitions") or [])
-    ]
-
-
-def end_offset_sums(scenario: Mapping) -> dict[str, int]:
-    """Per changelog task: its end-offset sum as scenario.md infers it (largest non-negative lag any client
-    reports, 0 when none does)."""
-    sums = dict.fromkeys(changelog_tasks(scenario), 0)
-    for client in scenario.get("clients") or []:
-        for task, lag in (client.get("lags") or {}).items():
-            if task in sums and lag is not None and lag >= 0:
-                sums[task] = max(sums[task], int(lag))
-    return sums
 
 
 def current_lag(client: Mapping, task: str, end_sum: int) -> int:

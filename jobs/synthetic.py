@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 from pyspark.sql import SparkSession
 
-from fleet_assignor.jobs.fleet_tables import write_input_tables
-from fleet_assignor.schemas.tables import INPUT_TABLES
+from fleet_assignor.jobs.input_writer import write_input_tables
+from fleet_assignor.schemas.contract import INPUT_TABLE_NAMES
 
 RACKS = ("rack-a", "rack-b", "rack-c")
 MAX_TASKS = 2000
@@ -28,7 +28,7 @@ def _num_tasks(rng: random.Random) -> int:
 
 
 def generate_fleet(num_apps: int, seed: int = 7) -> dict[str, list[dict]]:
-    tables: dict[str, list[dict]] = {t: [] for t in INPUT_TABLES}
+    tables: dict[str, list[dict]] = {t: [] for t in INPUT_TABLE_NAMES}
     for index in range(num_apps):
         for table, row in _application(index, random.Random(seed * 1_000_003 + index)):
             tables[table].append(row)

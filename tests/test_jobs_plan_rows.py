@@ -21,8 +21,9 @@ from fleet_assignor.assignor import (
     TaskId,
 )
 from fleet_assignor.jobs.grouped import WORKER_GC_THRESHOLD, arrow_function, pandas_function, rows_table
-from fleet_assignor.jobs.plan_rows import COLUMNS, KIND_COLUMNS, PlanSettings, plan_application
+from fleet_assignor.jobs.plan_rows import COLUMNS, PlanSettings, plan_application
 from fleet_assignor.jobs.scenario_shape import describe_path, invalid_input_detail, shape_application
+from fleet_assignor.schemas.contract import KIND_COLUMNS
 
 NOW = 1_767_225_600_000
 P1, P2 = str(ProcessId.of(1)), str(ProcessId.of(2))

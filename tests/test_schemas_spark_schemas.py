@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
 
-from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS
-from fleet_assignor.schemas.tables import (
+from fleet_assignor.schemas.contract import APPLICATION_CONFIG_COLUMNS
+from fleet_assignor.schemas.spark_schemas import (
     APPLICATIONS,
     ASSIGNMENT_RESULTS,
     INPUT_TABLES,
