@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from fleet_assignor.assignor.distribution import task_order
 from fleet_assignor.assignor.limits import MAX_LONG
@@ -77,7 +77,7 @@ class StructOf:
         return "struct<" + ",".join(f"{n}:{t.simple_string}" for n, t in self.fields) + ">"
 
 
-ColumnType = Union[Atom, ArrayOf, MapOf, StructOf]  # noqa: UP007 - a runtime alias, and 3.10 is supported
+ColumnType = Atom | ArrayOf | MapOf | StructOf
 
 STRING = Atom("string")
 LONG = Atom("bigint")
