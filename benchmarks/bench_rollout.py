@@ -3,7 +3,7 @@
 The job plans every application (`load_scenario` + `plan`) and would then call `rollout_report` with the
 scenario and plan it has; this measures that call alone, per application, on the applications of
 `jobs.synthetic.generate_fleet` (median ~20 tasks, a tail up to 2,000), turned into scenarios with
-`explore.tables.scenarios_from_tables`. Each application's report is timed ``--repeat`` times and the
+`explore.input_scenarios.scenarios_from_tables`. Each application's report is timed ``--repeat`` times and the
 fastest kept (other processes share the 2 cores); planning is timed the same way for scale.
 
 Writes ``benchmarks/results/bench_rollout.json``: median, p90, p99 and max ms added per application, the
@@ -31,7 +31,7 @@ import pandas as pd
 from fleet_assignor.assignor.planner import plan
 from fleet_assignor.assignor.rollout import RolloutReport, RolloutSettings, rollout_report
 from fleet_assignor.assignor.scenario import Scenario, load_scenario
-from fleet_assignor.explore.tables import scenarios_from_tables
+from fleet_assignor.explore.input_scenarios import scenarios_from_tables
 from fleet_assignor.jobs.synthetic import generate_fleet
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -23,10 +23,10 @@ from fleet_assignor.explore.analysis import (
 )
 from fleet_assignor.explore.compare import assignment_diff, client_load_diff, compare_runs
 from fleet_assignor.explore.frames import MissingInputsError, RunFrames, as_pandas
+from fleet_assignor.explore.input_scenarios import load_scenarios, scenario_rows, scenarios_from_tables
 from fleet_assignor.explore.load import RunNotFoundError, list_runs, load_inputs, load_run
 from fleet_assignor.explore.planning import FleetPlan, plan_fleet, plan_one
 from fleet_assignor.explore.simulate import Simulation, next_scenario, simulate
-from fleet_assignor.explore.tables import load_scenarios, scenario_rows, scenarios_from_tables
 from fleet_assignor.explore.transitions import (
     TRANSITION_KINDS,
     fleet_transition_totals,

@@ -13,59 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-RUNS_COLUMNS = (
-    "run_id",
-    "planned_at",
-    "status",
-    "input_versions",
-    "num_applications",
-    "num_ok",
-    "num_invalid_input",
-    "num_invalid_assignment",
-    "num_assignor_failed",
-    "completed_at",
-)
-RESULTS_COLUMNS = (
-    "run_id",
-    "app_id",
-    "assignor",
-    "status",
-    "error",
-    "error_detail",
-    "probing_rebalance",
-    "num_clients",
-    "num_threads",
-    "num_tasks",
-    "num_stateful_tasks",
-    "active_moves",
-    "standby_moves",
-    "warmups",
-    "unassigned_tasks",
-    "max_tasks_per_thread",
-    "min_tasks_per_thread",
-    "cross_rack_cost",
-    "restore_lag",
-    "planned_at",
-    "duration_ms",
-)
-ASSIGNMENTS_COLUMNS = (
-    "run_id",
-    "app_id",
-    "process_id",
-    "consumer_client_id",
-    "task_id",
-    "task_type",
-    "is_warmup",
-)
-CLIENT_ASSIGNMENTS_COLUMNS = (
-    "run_id",
-    "app_id",
-    "process_id",
-    "active_tasks",
-    "standby_tasks",
-    "followup_rebalance_deadline",
-)
-TRANSITIONS_COLUMNS = ("run_id", "app_id", "process_id", "task_id", "transition", "restore_lag")
+from fleet_assignor.schemas import contract
+
+# The output tables' columns (the contract's).
+RUNS_COLUMNS = contract.RUNS.column_names
+RESULTS_COLUMNS = contract.ASSIGNMENT_RESULTS.column_names
+ASSIGNMENTS_COLUMNS = contract.ASSIGNMENTS.column_names
+CLIENT_ASSIGNMENTS_COLUMNS = contract.CLIENT_ASSIGNMENTS.column_names
+TRANSITIONS_COLUMNS = contract.TASK_TRANSITIONS.column_names
 # Inputs, one row per client / per (task, partition): what the outputs alone cannot say.
 CLIENTS_COLUMNS = (
     "app_id",

@@ -17,9 +17,7 @@ import pandas as pd
 
 from fleet_assignor.explore.frames import RUNS_COLUMNS, RunFrames, empty, normalize
 from fleet_assignor.explore.ordering import sort_frame, sorted_tasks
-
-OUTPUT_TABLES = ("assignment_results", "assignments", "client_assignments", "task_transitions")
-COMPLETE = "COMPLETE"
+from fleet_assignor.schemas.contract import COMPLETE, PLAN_TABLE_NAMES
 
 
 class RunNotFoundError(LookupError):
@@ -76,7 +74,7 @@ def load_run(
             f"{output_dir}: run {run_id!r} is not complete (complete runs: {', '.join(runs['run_id'])})"
         )
     run_row = chosen.iloc[0].to_dict()
-    tables = {name: _read(output_dir / name, spark=spark, run_id=run_id) for name in OUTPUT_TABLES}
+    tables = {name: _read(output_dir / name, spark=spark, run_id=run_id) for name in PLAN_TABLE_NAMES}
     clients = partitions = None
     if input_dir is not None:
         versions = run_row.get("input_versions") or {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -20,23 +21,34 @@ from fleet_assignor.explore.frames import (
     TRANSITIONS_COLUMNS,
     RunFrames,
 )
-from fleet_assignor.explore.ordering import sort_frame, sorted_tasks
-
-METRIC_COLUMNS = (
-    "num_clients",
-    "num_threads",
-    "num_tasks",
-    "num_stateful_tasks",
-    "active_moves",
-    "standby_moves",
-    "warmups",
-    "max_tasks_per_thread",
-    "min_tasks_per_thread",
-    "cross_rack_cost",
-    "restore_lag",
+from fleet_assignor.explore.ordering import sort_frame
+from fleet_assignor.schemas.contract import (
+    COMPLETE,
+    INVALID_INPUT,
+    METRIC_COLUMNS,
+    NO_ERROR,
+    ROLLED_OUT,
+    assignment_rows,
+    client_assignment_rows,
+    result_row,
+    scenario_consumers,
+    transition_rows,
 )
-# Statuses whose plan the job writes out (tables.md: INVALID_* get no assignment rows).
-WRITTEN_STATUSES = ("OK", "ASSIGNOR_FAILED")
+
+if TYPE_CHECKING:
+    from fleet_assignor.assignor.planner import PlanResult
+    from fleet_assignor.assignor.scenario import Scenario
+
+__all__ = [
+    "METRIC_COLUMNS",
+    "FleetPlan",
+    "clients_frame",
+    "frames_from_plans",
+    "plan_fleet",
+    "plan_one",
+    "scenario_consumers",
+    "task_partitions_frame",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,16 +68,17 @@ def plan_fleet(
     assignor: str | None = None,
     run_id: str = "plan",
 ) -> FleetPlan:
-    """Plan each scenario with `assignor.planner.plan_scenario` (the job's own per-application call).
+    """Plan each scenario as the job plans each application (`load_scenario` + `plan`, the calls of
+    `assignor.planner.plan_scenario`); `results` holds the result objects.
 
     An unusable scenario (ScenarioError) becomes an `INVALID_INPUT` results row naming the JSON path, as
     the job does, and never stops the others.
     """
-    from fleet_assignor.assignor.planner import plan_scenario
-    from fleet_assignor.assignor.scenario import ScenarioError
+    from fleet_assignor.assignor.planner import plan
+    from fleet_assignor.assignor.scenario import ScenarioError, load_scenario
 
     by_app: dict[str, dict] = {}
-    results: dict[str, dict | None] = {}
+    plans: dict[str, tuple[Scenario, PlanResult] | None] = {}
     errors: dict[str, str] = {}
     for scenario in scenarios:
         app_id = str(scenario.get("app_id"))
@@ -73,11 +86,13 @@ def plan_fleet(
             raise ValueError(f"two scenarios for application {app_id!r}")
         by_app[app_id] = dict(scenario)
         try:
-            results[app_id] = plan_scenario(dict(scenario), assignor=assignor, now_ms=now_ms)
+            loaded = load_scenario(dict(scenario), now_ms=now_ms)
+            plans[app_id] = (loaded, plan(loaded, assignor=assignor))
         except ScenarioError as error:
-            results[app_id] = None
+            plans[app_id] = None
             errors[app_id] = str(error)
-    frames = frames_from_plans(by_app, results, errors, run_id=run_id, now_ms=now_ms)
+    frames = frames_from_plans(by_app, plans, errors, run_id=run_id, now_ms=now_ms)
+    results = {app_id: None if p is None else p[1].as_dict() for app_id, p in plans.items()}
     return FleetPlan(frames=frames, scenarios=by_app, results=results, errors=errors)
 
 
@@ -93,42 +108,46 @@ def plan_one(
 
 def frames_from_plans(
     scenarios: Mapping[str, Mapping],
-    results: Mapping[str, dict | None],
+    plans: Mapping[str, tuple[Scenario, PlanResult] | None],
     errors: Mapping[str, str],
     *,
     run_id: str,
     now_ms: int,
 ) -> RunFrames:
-    """The job's output rows for these plans (tables.md), plus the inputs frames from the scenarios."""
+    """The job's output rows for these plans (the contract's conversions, the job's own), with the run's
+    `run_id` and `planned_at` the job adds, plus the inputs frames from the scenarios."""
+    from fleet_assignor.assignor.transitions import task_transitions
+
     planned_at = _timestamp(now_ms)
-    result_rows, assignment_rows, client_rows, transition_rows = [], [], [], []
-    for app_id, scenario in scenarios.items():
-        result = results.get(app_id)
-        if result is None:
-            result_rows.append(_invalid_input_row(run_id, app_id, errors.get(app_id), planned_at))
+    results, assignments, clients, transitions = [], [], [], []
+    for app_id in scenarios:
+        planned = plans.get(app_id)
+        if planned is None:
+            results.append(_invalid_input_row(run_id, app_id, errors.get(app_id), planned_at))
             continue
-        result_rows.append(_result_row(run_id, app_id, result, planned_at))
-        if result["status"] not in WRITTEN_STATUSES:
+        loaded, result = planned
+        results.append(result_row(result, run_id=run_id, app_id=app_id, planned_at=planned_at))
+        if result.status.value not in ROLLED_OUT:
             continue
-        assignment_rows += _assignment_rows(run_id, app_id, result)
-        client_rows += _client_rows(run_id, app_id, result)
-        transition_rows += _transition_rows(run_id, app_id, scenario, result, now_ms)
+        assignments += assignment_rows(result, run_id=run_id, app_id=app_id)
+        clients += map(_with_deadline, client_assignment_rows(result, run_id=run_id, app_id=app_id))
+        transitions += transition_rows(task_transitions(loaded, result), run_id=run_id, app_id=app_id)
     return RunFrames.of(
         run_id,
-        results=pd.DataFrame(result_rows, columns=RESULTS_COLUMNS),
+        results=pd.DataFrame(results, columns=RESULTS_COLUMNS),
         assignments=sort_frame(
-            pd.DataFrame(assignment_rows, columns=ASSIGNMENTS_COLUMNS),
+            pd.DataFrame(assignments, columns=ASSIGNMENTS_COLUMNS),
             ["app_id", "process_id", "task_type", "task_id"],
         ),
         client_assignments=sort_frame(
-            pd.DataFrame(client_rows, columns=CLIENT_ASSIGNMENTS_COLUMNS), ["app_id", "process_id"]
+            pd.DataFrame(clients, columns=CLIENT_ASSIGNMENTS_COLUMNS), ["app_id", "process_id"]
         ),
         transitions=sort_frame(
-            pd.DataFrame(transition_rows, columns=TRANSITIONS_COLUMNS), ["app_id", "process_id", "task_id"]
+            pd.DataFrame(transitions, columns=TRANSITIONS_COLUMNS), ["app_id", "process_id", "task_id"]
         ),
         clients=clients_frame(scenarios.values()),
         task_partitions=task_partitions_frame(scenarios.values()),
-        run={"run_id": run_id, "planned_at": planned_at, "status": "COMPLETE"},
+        run={"run_id": run_id, "planned_at": planned_at, "status": COMPLETE},
     )
 
 
@@ -136,112 +155,26 @@ def _timestamp(ms: int | None) -> pd.Timestamp | None:
     return None if ms is None else pd.Timestamp(int(ms), unit="ms", tz="UTC")
 
 
+def _with_deadline(row: dict) -> dict:
+    """A client row with its follow-up deadline as the timestamp the job writes."""
+    row["followup_rebalance_deadline"] = _timestamp(row.pop("followup_rebalance_deadline_ms"))
+    return row
+
+
 def _invalid_input_row(run_id: str, app_id: str, detail: str | None, planned_at) -> dict:
     row = {c: None for c in RESULTS_COLUMNS}
     row.update(
         run_id=run_id,
         app_id=app_id,
-        status="INVALID_INPUT",
-        error="NONE",
+        status=INVALID_INPUT,
+        error=NO_ERROR,
         error_detail=detail,
         planned_at=planned_at,
     )
     return row
 
 
-def _result_row(run_id: str, app_id: str, result: Mapping, planned_at) -> dict:
-    metrics = result.get("metrics") or {}
-    row = {
-        "run_id": run_id,
-        "app_id": app_id,
-        "assignor": result.get("assignor"),
-        "status": result["status"],
-        "error": result.get("error"),
-        "error_detail": result.get("error_detail"),
-        "probing_rebalance": bool(result.get("probing_rebalance")),
-        "unassigned_tasks": list(result.get("unassigned") or []),
-        "planned_at": planned_at,
-        "duration_ms": result.get("elapsed_ms"),
-    }
-    row.update({m: metrics.get(m) for m in METRIC_COLUMNS})
-    return row
-
-
-def _assignment_rows(run_id: str, app_id: str, result: Mapping) -> list[dict]:
-    rows = []
-    for client in result.get("assignment") or []:
-        warmups = set(client.get("warmup") or [])
-        for consumer, owned in sorted((client.get("consumers") or {}).items()):
-            for task in owned.get("active") or []:
-                rows.append(
-                    _assignment(run_id, app_id, client["process_id"], consumer, task, "ACTIVE", False)
-                )
-            for task in owned.get("standby") or []:
-                rows.append(
-                    _assignment(
-                        run_id, app_id, client["process_id"], consumer, task, "STANDBY", task in warmups
-                    )
-                )
-    return rows
-
-
-def _assignment(run_id, app_id, process_id, consumer, task, task_type, warmup) -> dict:
-    return {
-        "run_id": run_id,
-        "app_id": app_id,
-        "process_id": process_id,
-        "consumer_client_id": consumer,
-        "task_id": task,
-        "task_type": task_type,
-        "is_warmup": warmup,
-    }
-
-
-def _client_rows(run_id: str, app_id: str, result: Mapping) -> list[dict]:
-    return [
-        {
-            "run_id": run_id,
-            "app_id": app_id,
-            "process_id": client["process_id"],
-            "active_tasks": sorted_tasks(client.get("active") or []),
-            "standby_tasks": sorted_tasks(client.get("standby") or []),
-            "followup_rebalance_deadline": _timestamp(client.get("followup_rebalance_deadline_ms")),
-        }
-        for client in result.get("assignment") or []
-    ]
-
-
-def _transition_rows(run_id: str, app_id: str, scenario: Mapping, result: Mapping, now_ms: int) -> list[dict]:
-    """tables.md `task_transitions`, computed by the planner's own `assignor.transitions`."""
-    from fleet_assignor.assignor.scenario import load_scenario
-    from fleet_assignor.assignor.transitions import task_transitions
-
-    loaded = load_scenario(dict(scenario), now_ms=now_ms)
-    return [{"run_id": run_id, "app_id": app_id, **t.as_row()} for t in task_transitions(loaded, result)]
-
-
 # ------------------------------------------------------------------------------------ inputs frames
-
-
-def scenario_consumers(client: Mapping) -> tuple[list[str], list[str], list[str]]:
-    """(consumer ids, prev_active, prev_standby) of a scenario client, following scenario.md: consumers may
-    be strings or objects with their own history, or absent (then `<process_id>-<i>` for each thread)."""
-    consumers = client.get("consumers") or []
-    ids, prev_active, prev_standby = (
-        [],
-        list(client.get("prev_active") or []),
-        list(client.get("prev_standby") or []),
-    )
-    for consumer in consumers:
-        if isinstance(consumer, Mapping):
-            ids.append(consumer["id"])
-            prev_active += [t for t in consumer.get("prev_active") or [] if t not in prev_active]
-            prev_standby += [t for t in consumer.get("prev_standby") or [] if t not in prev_standby]
-        else:
-            ids.append(consumer)
-    if not ids:
-        ids = [f"{client['process_id']}-{i}" for i in range(1, int(client.get("threads") or 0) + 1)]
-    return ids, prev_active, prev_standby
 
 
 def clients_frame(scenarios: Iterable[Mapping]) -> pd.DataFrame:

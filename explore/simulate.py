@@ -24,6 +24,9 @@ from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.scenario import UNKNOWN_OFFSET, Scenario, load_scenario
 from fleet_assignor.assignor.simulation import SimulationLimits, next_round_scenario, simulate_rollout
 from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.schemas.contract import changelog_tasks, scenario_end_sums
+
+__all__ = ["Round", "Simulation", "changelog_tasks", "end_offset_sums", "next_scenario", "simulate"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,24 +73,8 @@ class Simulation:
         return pd.DataFrame(rows)
 
 
-def changelog_tasks(scenario: Mapping) -> list[str]:
-    """Tasks with a changelog partition: the ones with lags (scenario.md)."""
-    return [
-        t["id"]
-        for t in scenario.get("tasks") or []
-        if any(p.get("changelog") for p in t.get("partitions") or [])
-    ]
-
-
-def end_offset_sums(scenario: Mapping) -> dict[str, int]:
-    """Per changelog task: its end-offset sum as scenario.md infers it (largest non-negative lag any client
-    reports, 0 when none does)."""
-    sums = dict.fromkeys(changelog_tasks(scenario), 0)
-    for client in scenario.get("clients") or []:
-        for task, lag in (client.get("lags") or {}).items():
-            if task in sums and lag is not None and lag >= 0:
-                sums[task] = max(sums[task], int(lag))
-    return sums
+# Per changelog task: its end-offset sum as scenario.md infers it (the contract's rule, one implementation).
+end_offset_sums = scenario_end_sums
 
 
 def next_scenario(

@@ -112,7 +112,7 @@ def read_snapshot(
 def _frames(spark, rows: SnapshotRows) -> dict[str, Any]:
     from pyspark.sql.types import LongType, MapType, StringType, StructField, StructType
 
-    from fleet_assignor.schemas.tables import INPUT_TABLES
+    from fleet_assignor.schemas.spark_schemas import INPUT_TABLES
 
     schemas = dict(INPUT_TABLES)
     schemas["applications"] = StructType(

@@ -12,7 +12,7 @@ from typing import Any
 from fleet_assignor.assignor.limits import instant_range_text, is_instant
 from fleet_assignor.assignor.registry import UnknownAssignorError, is_class_reference, load_assignor
 from fleet_assignor.jobs.grouped import GroupedMapKind
-from fleet_assignor.schemas.tables import INPUT_TABLES, OUTPUT_TABLES
+from fleet_assignor.schemas.contract import INPUT_TABLES, OUTPUT_TABLES
 
 if sys.version_info >= (3, 11):
     import tomllib

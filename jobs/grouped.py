@@ -1,7 +1,8 @@
 """The grouped map: one call per application, through `applyInPandas` or `applyInArrow` (one setting).
 
 Both kinds run the same `jobs.plan_rows.plan_application` on the one compact row of each application and
-return `schemas.tables.PLANNED_ROWS`.
+return the contract's `PLANNED_ROWS` (its Spark schema from `schemas.spark_schemas`, its Arrow schema from
+`schemas.contract`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pyspark.accumulators import Accumulator
 from pyspark.sql import DataFrame
 
 from fleet_assignor.jobs.plan_rows import COLUMNS, PlanSettings, failed_row, plan_application
-from fleet_assignor.schemas.tables import PLANNED_ROWS
+from fleet_assignor.schemas import contract
+from fleet_assignor.schemas.spark_schemas import PLANNED_ROWS
 
 
 class GroupedMapKind(enum.Enum):
@@ -43,18 +45,16 @@ def arrow_schema() -> pa.Schema:
     """PLANNED_ROWS as an Arrow schema (built once per Python worker)."""
     global _ARROW_SCHEMA
     if _ARROW_SCHEMA is None:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        _ARROW_SCHEMA = to_arrow_schema(PLANNED_ROWS)
+        _ARROW_SCHEMA = contract.arrow_schema(contract.PLANNED_ROWS)
     return _ARROW_SCHEMA
 
 
 def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
     """Rows of PLANNED_ROWS, in the order given, as one Arrow table of one record batch.
 
-    A row holds the columns its kind fills (KIND_COLUMNS); a missing one is null. Arrow converts the rows
-    in one call: the grouped map calls this once per application, and one conversion per column and kind,
-    then a concatenation, cost more than planning a small application (on `make bench`'s 10,000
+    A row holds the columns its kind fills (contract.KIND_COLUMNS); a missing one is null. Arrow converts
+    the rows in one call: the grouped map calls this once per application, and one conversion per column
+    and kind, then a concatenation, cost more than planning a small application (on `make bench`'s 10,000
     applications, one at a time: 0.8 ms per application against 0.3). One record batch, as pyspark sends
     each batch a call returns as its own Arrow message (about 0.7 ms per application)."""
     return pa.Table.from_pylist(rows, schema=arrow_schema())
@@ -122,7 +122,7 @@ def arrow_function(
     return plan_group
 
 
-def plan_fleet(
+def plan_in_grouped_map(
     apps: DataFrame,
     settings: PlanSettings,
     kind: GroupedMapKind | str,
@@ -142,6 +142,6 @@ __all__ = [
     "PlanSettings",
     "arrow_function",
     "pandas_function",
-    "plan_fleet",
+    "plan_in_grouped_map",
     "rows_table",
 ]

@@ -46,7 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS, INPUT_TABLE_NAMES
+from fleet_assignor.schemas import contract
+from fleet_assignor.schemas.contract import APPLICATION_CONFIG_COLUMNS, INPUT_TABLE_NAMES
 
 # The `applications` config columns; Kafka's defaults apply to what the cluster does not hold (the table's
 # defaults are the same values).
@@ -68,8 +69,8 @@ STREAMS_GROUP_CONFIGS = {
     "streams.rack.aware.assignment.tags": "rack_aware_assignment_tags",
 }
 
-RUNNING = -2
-UNKNOWN = -3
+RUNNING = contract.RUNNING_ACTIVE
+UNKNOWN = contract.UNKNOWN
 
 
 class AppConfigsError(ValueError):

@@ -36,11 +36,7 @@ from fleet_assignor.jobs.config import (
     parse_versions,
     run_id_for,
 )
-from fleet_assignor.jobs.grouped import GroupedMapKind, PlanSettings, plan_fleet
-from fleet_assignor.jobs.plan_rows import INVALID_INPUT
-from fleet_assignor.jobs.prepare import prepare_fleet
-from fleet_assignor.jobs.spark import get_or_create_session
-from fleet_assignor.jobs.tables_io import (
+from fleet_assignor.jobs.delta_io import (
     ConcurrentWriteError,
     InputTableError,
     SchemaDriftError,
@@ -53,26 +49,36 @@ from fleet_assignor.jobs.tables_io import (
     run_filter,
     write_run_rows,
 )
-from fleet_assignor.schemas.tables import (
-    ASSIGNMENT_RESULTS,
-    ASSIGNMENTS,
-    CLIENT_ASSIGNMENTS,
-    INPUT_TABLES,
+from fleet_assignor.jobs.grouped import GroupedMapKind, PlanSettings, plan_in_grouped_map
+from fleet_assignor.jobs.prepare import prepare_fleet
+from fleet_assignor.jobs.spark import get_or_create_session
+from fleet_assignor.schemas.contract import (
+    ASSIGNOR_FAILED,
+    COMPLETE,
+    INPUT_TABLE_NAMES,
+    INVALID_ASSIGNMENT,
+    INVALID_INPUT,
+    OK,
+    PLAN_TABLE_NAMES,
     ROW_ASSIGNMENT,
     ROW_CLIENT,
     ROW_RESULT,
     ROW_TRANSITION,
+    STATUSES,
+)
+from fleet_assignor.schemas.spark_schemas import (
+    ASSIGNMENT_RESULTS,
+    ASSIGNMENTS,
+    CLIENT_ASSIGNMENTS,
     RUNS,
     TASK_TRANSITIONS,
 )
 
 log = logging.getLogger("fleet_assignor.job")
-COMPLETE = "COMPLETE"
-STATUSES = ("OK", INVALID_INPUT, "INVALID_ASSIGNMENT", "ASSIGNOR_FAILED")
 
 # The order of the output writes: results first (a failed attempt leaves its planning instant there),
 # `runs` last.
-RUN_TABLES = ("assignment_results", "assignments", "client_assignments", "task_transitions")
+RUN_TABLES = PLAN_TABLE_NAMES
 
 
 @dataclass(frozen=True)
@@ -96,9 +102,9 @@ class RunSummary:
         s = self.statuses
         lines = [
             f"run {self.run_id} COMPLETE in {self.seconds:.1f} s (planned at {self.planned_at_ms} ms)",
-            f"  applications: {self.num_applications} planned, {s.get('OK', 0)} OK, "
-            f"{s.get(INVALID_INPUT, 0)} invalid input, {s.get('INVALID_ASSIGNMENT', 0)} invalid assignment, "
-            f"{s.get('ASSIGNOR_FAILED', 0)} assignor failed",
+            f"  applications: {self.num_applications} planned, {s.get(OK, 0)} OK, "
+            f"{s.get(INVALID_INPUT, 0)} invalid input, {s.get(INVALID_ASSIGNMENT, 0)} invalid assignment, "
+            f"{s.get(ASSIGNOR_FAILED, 0)} assignor failed",
             f"  tasks: {self.num_tasks}; moves: {self.active_moves} active, {self.standby_moves} standby",
             "  inputs read at versions: " + ", ".join(f"{t}={v}" for t, v in self.input_versions.items()),
         ]
@@ -194,7 +200,7 @@ def run_job(
     check_assignors(config)
     if config.shuffle_partitions > 0:
         spark.conf.set("spark.sql.shuffle.partitions", str(config.shuffle_partitions))
-    locations = {name: config.input_location(name) for name in INPUT_TABLES}
+    locations = {name: config.input_location(name) for name in INPUT_TABLE_NAMES}
     snapshot = read_inputs(spark, locations, config.as_of_versions)
     run_id, planned_at_ms = resolve_run(spark, config)
     log.info(
@@ -208,7 +214,7 @@ def run_job(
         now_ms=planned_at_ms, assignor=config.assignor, allowed_assignors=config.allowed_assignors
     )
     progress = spark.sparkContext.accumulator(0)
-    planned = plan_fleet(prepared.apps, settings, config.grouped_map, progress).persist(
+    planned = plan_in_grouped_map(prepared.apps, settings, config.grouped_map, progress).persist(
         StorageLevel.MEMORY_AND_DISK
     )
     writer = Writer.new(run_id)

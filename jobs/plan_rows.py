@@ -1,9 +1,10 @@
-"""One application, planned: compact JSON in, the flat output rows of schemas.tables.PLANNED_ROWS out.
+"""One application, planned: compact JSON in, the flat output rows of schemas.contract.PLANNED_ROWS out.
 
 Runs inside the grouped map (no Spark here). It calls the same functions as the one-application planner
 (`assignor.planner.plan_scenario` is `load_scenario` + `plan`), so an application's rows equal what
 `fleet-assignor app plan` says about its scenario; the scenario is loaded once and reused for the task
-transitions.
+transitions. The rows come from the typed result through the contract's conversions, the same the
+exploration API uses.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fleet_assignor.assignor.planner import PlanStatus, plan
+from fleet_assignor.assignor.planner import plan
 from fleet_assignor.assignor.registry import HIGH_AVAILABILITY
 from fleet_assignor.assignor.scenario import ScenarioError, load_scenario
 from fleet_assignor.assignor.transitions import task_transitions
@@ -21,24 +22,22 @@ from fleet_assignor.jobs.scenario_shape import (
     invalid_input_detail,
     shape_application,
 )
-from fleet_assignor.schemas.tables import PLANNED_ROWS, ROW_ASSIGNMENT, ROW_CLIENT, ROW_RESULT, ROW_TRANSITION
+from fleet_assignor.schemas.contract import (
+    INVALID_INPUT,
+    NO_ERROR,
+    PLANNED_ROWS,
+    ROLLED_OUT,
+    ROW_ASSIGNMENT,
+    ROW_CLIENT,
+    ROW_RESULT,
+    ROW_TRANSITION,
+    assignment_rows,
+    client_assignment_rows,
+    result_row,
+    transition_rows,
+)
 
-COLUMNS: tuple[str, ...] = tuple(PLANNED_ROWS.fieldNames())
-# The columns each kind of row fills; every other column of PLANNED_ROWS is null in rows of that kind, and
-# rows are sparse dicts of these columns only (jobs.grouped reads a missing one as null).
-KIND_COLUMNS: dict[str, tuple[str, ...]] = {
-    ROW_RESULT: ("kind", "app_id", "restore_lag", *COLUMNS[COLUMNS.index("restore_lag") + 1 :]),
-    ROW_ASSIGNMENT: (
-        "kind", "app_id", "process_id", "consumer_client_id", "task_id", "task_type", "is_warmup",
-    ),
-    ROW_CLIENT: (
-        "kind", "app_id", "process_id", "active_tasks", "standby_tasks", "followup_rebalance_deadline_ms",
-    ),
-    ROW_TRANSITION: ("kind", "app_id", "process_id", "task_id", "transition", "restore_lag"),
-}  # fmt: skip
-INVALID_INPUT = "INVALID_INPUT"
-# Statuses whose plan is rolled out (POLICY.md §4, §5): an invalid assignment never is.
-ROLLED_OUT = frozenset({PlanStatus.OK.value, PlanStatus.ASSIGNOR_FAILED.value})
+COLUMNS: tuple[str, ...] = PLANNED_ROWS.column_names
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +57,6 @@ class PlanSettings:
         return self.allowed_assignors | override
 
 
-def _row(kind: str, app_id: str, **values: Any) -> dict[str, Any]:
-    """A row of one kind: the columns of KIND_COLUMNS[kind] only (every other column is null)."""
-    return {"kind": kind, "app_id": app_id, **values}
-
-
 def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> list[dict[str, Any]]:
     """All output rows of one application. Never raises: unusable input is one INVALID_INPUT row, and so is
     a failure of any other kind in this application's work (the assignor's own are ASSIGNOR_FAILED)."""
@@ -77,12 +71,11 @@ def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> 
         planned = plan(
             scenario, assignor=settings.assignor, allowed_assignors=settings.importable_assignors()
         )
-        result = planned.as_dict()
-        rows = [result_row(app_id, result)]
-        if result["status"] in ROLLED_OUT:
-            rows += assignment_rows(app_id, result)
-            rows += client_rows(app_id, result)
-            rows += [_row(ROW_TRANSITION, app_id, **t.as_row()) for t in task_transitions(scenario, planned)]
+        rows = [result_row(planned, kind=ROW_RESULT, app_id=app_id)]
+        if planned.status.value in ROLLED_OUT:
+            rows += assignment_rows(planned, kind=ROW_ASSIGNMENT, app_id=app_id)
+            rows += client_assignment_rows(planned, kind=ROW_CLIENT, app_id=app_id)
+            rows += transition_rows(task_transitions(scenario, planned), kind=ROW_TRANSITION, app_id=app_id)
     except ScenarioError as e:
         where = describe_path(app.scenario, e.path)
         return [invalid_input_row(app, f"{where}: {e.reason} (scenario path {e.path})", settings)]
@@ -99,72 +92,12 @@ def failed_row(app_id: str, detail: str, settings: PlanSettings) -> dict[str, An
 def invalid_input_row(app: AppInput, detail: str, settings: PlanSettings) -> dict[str, Any]:
     """The one row of an unusable application: status INVALID_INPUT, metric columns null."""
     configured = (app.scenario.get("configs") or {}).get("assignor")
-    return _row(
-        ROW_RESULT,
-        app.app_id,
+    return dict(
+        kind=ROW_RESULT,
+        app_id=app.app_id,
         assignor=settings.assignor or configured or HIGH_AVAILABILITY,
         status=INVALID_INPUT,
-        error="NONE",
+        error=NO_ERROR,
         error_detail=detail,
         probing_rebalance=False,
     )
-
-
-def result_row(app_id: str, result: dict[str, Any]) -> dict[str, Any]:
-    metrics = result["metrics"]
-    return _row(
-        ROW_RESULT,
-        app_id,
-        assignor=result["assignor"],
-        status=result["status"],
-        error=result["error"],
-        error_detail=result["error_detail"],
-        probing_rebalance=bool(result["probing_rebalance"]),
-        num_clients=metrics["num_clients"],
-        num_threads=metrics["num_threads"],
-        num_tasks=metrics["num_tasks"],
-        num_stateful_tasks=metrics["num_stateful_tasks"],
-        active_moves=metrics["active_moves"],
-        standby_moves=metrics["standby_moves"],
-        warmups=metrics["warmups"],
-        unassigned_tasks=list(result["unassigned"]),
-        max_tasks_per_thread=float(metrics["max_tasks_per_thread"]),
-        min_tasks_per_thread=float(metrics["min_tasks_per_thread"]),
-        cross_rack_cost=metrics["cross_rack_cost"],
-        restore_lag=metrics["restore_lag"],
-        duration_ms=float(result["elapsed_ms"]),
-    )
-
-
-def assignment_rows(app_id: str, result: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per (client, consumer, task): the thread inside the client that runs the task."""
-    rows = []
-    for entry in result["assignment"]:
-        warmups = set(entry.get("warmup") or ())
-        for consumer, tasks in entry["consumers"].items():
-            for task in tasks.get("active") or ():
-                rows.append(
-                    _row(ROW_ASSIGNMENT, app_id, process_id=entry["process_id"], consumer_client_id=consumer,
-                         task_id=task, task_type="ACTIVE", is_warmup=False)
-                )  # fmt: skip
-            for task in tasks.get("standby") or ():
-                rows.append(
-                    _row(ROW_ASSIGNMENT, app_id, process_id=entry["process_id"], consumer_client_id=consumer,
-                         task_id=task, task_type="STANDBY", is_warmup=task in warmups)
-                )  # fmt: skip
-    return rows
-
-
-def client_rows(app_id: str, result: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per client of the result, clients that got no task included."""
-    return [
-        _row(
-            ROW_CLIENT,
-            app_id,
-            process_id=entry["process_id"],
-            active_tasks=list(entry["active"]),
-            standby_tasks=list(entry["standby"]),
-            followup_rebalance_deadline_ms=entry["followup_rebalance_deadline_ms"],
-        )
-        for entry in result["assignment"]
-    ]

@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from fleet_assignor.assignor.limits import MAX_LONG
-from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS
+from fleet_assignor.schemas.contract import APPLICATION_CONFIG_COLUMNS
 
 LATEST_OFFSET = -2  # running active: caught up by definition
 UNKNOWN_OFFSET = -3
@@ -143,7 +143,7 @@ def application_configs(applications: DataFrame) -> tuple[DataFrame, DataFrame]:
 # ----------------------------------------------------------------------------------------------- clients
 
 
-def client_rows(subscriptions: DataFrame) -> tuple[DataFrame, DataFrame]:
+def subscription_rows(subscriptions: DataFrame) -> tuple[DataFrame, DataFrame]:
     """Usable `client_subscriptions` rows (normalized) and the problems of the unusable ones."""
     subs = subscriptions.where(F.col(APP).isNotNull())
     row_key = _key((PID, F.col(PID)), (CID, F.col(CID)))
@@ -538,7 +538,7 @@ def prepare_fleet(inputs: dict[str, DataFrame]) -> PreparedFleet:
     planned = planned_app_ids(applications, subscriptions)
 
     configs, app_problems = application_configs(applications)
-    usable_subs, sub_problems = client_rows(subscriptions)
+    usable_subs, sub_problems = subscription_rows(subscriptions)
     client_frame, client_problems = clients(usable_subs)
     usable_tasks, task_problems = task_rows(inputs["tasks"])
     ends, end_problems = end_offsets(inputs["changelog_end_offsets"])

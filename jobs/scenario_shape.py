@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS
+from fleet_assignor.schemas.contract import APPLICATION_CONFIG_COLUMNS, inferred_end_sum
 
 # The scenario's config keys are the `applications` columns (tables.md); nulls are left out so that the
 # scenario loader applies the same defaults as a null column.
@@ -98,8 +98,7 @@ def _anchor_end_sums(compact_tasks: list[dict[str, Any]], clients: list[dict[str
         if end_sum is None:
             continue
         task_id = task["id"]
-        reported = [c["lags"][task_id] for c in clients if task_id in c["lags"]]
-        if max((lag for lag in reported if lag >= 0), default=0) == end_sum:
+        if inferred_end_sum(c["lags"].get(task_id) for c in clients) == end_sum:
             continue
         for client in clients:
             client["lags"].setdefault(task_id, end_sum)

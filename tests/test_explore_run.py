@@ -17,7 +17,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from fleet_assignor import explore
-from fleet_assignor.explore.tables import scenario_rows
+from fleet_assignor.explore.input_scenarios import scenario_rows
 from tests.test_explore_planning import EXPECTED_TRANSITIONS, NOW, transitions_scenario
 
 pytestmark = pytest.mark.spark
@@ -27,7 +27,7 @@ EXAMPLES = ("example-000", "example-003", "example-006")
 
 
 def _write_inputs(base, tables: dict) -> None:
-    from fleet_assignor.jobs.fleet_tables import arrow_table
+    from fleet_assignor.jobs.input_writer import arrow_table
 
     for name, rows in tables.items():
         write_deltalake(str(base / name), arrow_table(name, rows), mode="overwrite")
@@ -138,7 +138,7 @@ def test_inputs_are_read_at_the_versions_the_run_read(fleet, run, tmp_path):
     shutil.copytree(fleet["input"], inputs)
     subscriptions = DeltaTable(str(inputs / "client_subscriptions")).to_pandas()
     subscriptions["rack_id"] = "moved"
-    from fleet_assignor.jobs.fleet_tables import arrow_table
+    from fleet_assignor.jobs.input_writer import arrow_table
 
     write_deltalake(
         str(inputs / "client_subscriptions"),

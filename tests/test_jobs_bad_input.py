@@ -12,9 +12,11 @@ import pytest
 from pyspark.sql import functions as F
 
 from fleet_assignor.jobs.config import JobConfig
-from fleet_assignor.jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
+from fleet_assignor.jobs.delta_io import read_complete
+from fleet_assignor.jobs.input_writer import write_input_tables
 from fleet_assignor.jobs.plan_assignments import run_job
-from fleet_assignor.schemas.tables import SchemaDriftError
+from fleet_assignor.schemas.contract import merge_input_rows
+from fleet_assignor.schemas.spark_schemas import SchemaDriftError
 from tests.fixtures import healthy_app as healthy
 from tests.fixtures import process_id as pid
 
@@ -142,7 +144,7 @@ def _fleet() -> tuple[dict, dict, dict]:
         fleets.append(healthy(f"healthy-{index}", index))
     # Rows of an application that is not planned (no applications row, no clients): ignored and counted.
     fleets.append({"tasks": [{"app_id": "unplanned", "task_id": "0_0", "state_stores": []}]})
-    return merge_table_rows(*fleets), broken, tolerated
+    return merge_input_rows(*fleets), broken, tolerated
 
 
 class Boom(RuntimeError):

@@ -7,9 +7,9 @@ import pytest
 from pyspark.sql import functions as F
 
 from fleet_assignor.jobs.config import JobConfig
-from fleet_assignor.jobs.fleet_tables import input_frame
-from fleet_assignor.jobs.tables_io import Writer, delete_run_rows, read_inputs, write_run_rows
-from fleet_assignor.schemas.tables import INPUT_TABLES
+from fleet_assignor.jobs.delta_io import Writer, delete_run_rows, read_inputs, write_run_rows
+from fleet_assignor.jobs.input_writer import input_frame
+from fleet_assignor.schemas.spark_schemas import INPUT_TABLES
 
 pytestmark = pytest.mark.spark
 

@@ -15,7 +15,7 @@ from fleet_assignor.jobs.config import (
     run_id_for,
 )
 from fleet_assignor.jobs.grouped import GroupedMapKind
-from fleet_assignor.schemas.tables import INPUT_TABLES, OUTPUT_TABLES
+from fleet_assignor.schemas.spark_schemas import INPUT_TABLES, OUTPUT_TABLES
 
 
 def test_defaults_file_names_every_table_and_arrow():

@@ -18,17 +18,13 @@ from fleet_assignor.assignor.planner import plan_scenario
 from fleet_assignor.assignor.scenario import load_scenario
 from fleet_assignor.assignor.transitions import task_transitions
 from fleet_assignor.jobs.config import JobConfig
-from fleet_assignor.jobs.fleet_tables import (
-    merge_table_rows,
-    read_complete,
-    scenario_table_rows,
-    write_input_tables,
-)
-from fleet_assignor.jobs.grouped import GroupedMapKind, PlanSettings, plan_fleet
+from fleet_assignor.jobs.delta_io import read_complete, read_inputs
+from fleet_assignor.jobs.grouped import GroupedMapKind, PlanSettings, plan_in_grouped_map
+from fleet_assignor.jobs.input_writer import write_input_tables
 from fleet_assignor.jobs.plan_assignments import run_job
 from fleet_assignor.jobs.prepare import prepare_fleet
-from fleet_assignor.jobs.tables_io import read_inputs
-from fleet_assignor.schemas.tables import INPUT_TABLES
+from fleet_assignor.schemas.contract import merge_input_rows, scenario_to_input_rows
+from fleet_assignor.schemas.spark_schemas import INPUT_TABLES
 
 pytestmark = pytest.mark.spark
 
@@ -37,7 +33,7 @@ PLANNED_AT_MS = 1_767_225_600_123  # 2026-01-01T00:00:00.123Z
 
 def equivalent_scenario(example: dict, app_id: str, *, drop_configs: bool = False) -> dict:
     """The scenario the tables say: consumers carry history (the first consumer holds the client's
-    previous tasks, as scenario_table_rows writes them)."""
+    previous tasks, as scenario_to_input_rows writes them)."""
     scenario = copy.deepcopy(example)
     scenario["app_id"] = app_id
     if drop_configs:
@@ -69,15 +65,17 @@ def fleet(spark, scenarios_dir, tmp_path_factory):
     for path in examples:
         example = json.loads(Path(path).read_text())
         app_id = example["app_id"]
-        table_rows.append(scenario_table_rows(example, app_id))
+        table_rows.append(scenario_to_input_rows(example))
         expected[app_id] = equivalent_scenario(example, app_id)
     defaults_source = json.loads(examples[1].read_text())
-    defaults_rows = scenario_table_rows(defaults_source, "defaults-app")
+    defaults_rows = scenario_to_input_rows({**defaults_source, "app_id": "defaults-app"})
     defaults_rows["applications"] = []
+    for rack_row in defaults_rows["partition_racks"]:
+        rack_row["cluster_id"] = None  # no applications row: the application's cluster is null
     table_rows.append(defaults_rows)
     expected["defaults-app"] = equivalent_scenario(defaults_source, "defaults-app", drop_configs=True)
     table_rows.append({"applications": [{"app_id": "no-clients-app", "num_standby_replicas": 1}]})
-    write_input_tables(spark, str(base / "in"), merge_table_rows(*table_rows))
+    write_input_tables(spark, str(base / "in"), merge_input_rows(*table_rows))
 
     config = JobConfig(
         input_path=str(base / "in"), output_path=str(base / "out"), planned_at_ms=PLANNED_AT_MS
@@ -174,7 +172,7 @@ def test_pandas_and_arrow_grouped_maps_give_identical_rows(spark, fleet):
     apps = prepared.apps.localCheckpoint(eager=True)
     prepared.release()
     settings = PlanSettings(now_ms=PLANNED_AT_MS)
-    planned = [plan_fleet(apps, settings, kind).drop("duration_ms") for kind in GroupedMapKind]
+    planned = [plan_in_grouped_map(apps, settings, kind).drop("duration_ms") for kind in GroupedMapKind]
     assert planned[0].count() > len(fleet["expected"])
     assert_df_equality(planned[0], planned[1], ignore_row_order=True, ignore_nullable=True)
 

@@ -27,8 +27,10 @@ from pyspark.sql import functions as F
 
 from fleet_assignor.assignor.limits import MAX_INT, MAX_LONG
 from fleet_assignor.jobs.config import JobConfig
-from fleet_assignor.jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
+from fleet_assignor.jobs.delta_io import read_complete
+from fleet_assignor.jobs.input_writer import write_input_tables
 from fleet_assignor.jobs.plan_assignments import run_job
+from fleet_assignor.schemas.contract import merge_input_rows
 from tests.fixtures import healthy_app
 
 pytestmark = pytest.mark.spark
@@ -218,7 +220,7 @@ def _fuzz(spark, tmp_path_factory, marker, data) -> None:
         rows.pop("_drawn", None)
         apps.append((name, rows))
     base = tmp_path_factory.mktemp("fuzz")
-    write_input_tables(spark, str(base / "in"), merge_table_rows(*(rows for _, rows in apps)))
+    write_input_tables(spark, str(base / "in"), merge_input_rows(*(rows for _, rows in apps)))
     config = JobConfig(input_path=str(base / "in"), output_path=str(base / "out"), run_id="fuzz",
                        planned_at_ms=PLANNED_AT_MS)  # fmt: skip
     run_job(spark, config)  # the run completes
@@ -242,7 +244,7 @@ def _fuzz(spark, tmp_path_factory, marker, data) -> None:
             assert word in row["error_detail"], (name, breakage.name, row["error_detail"])
     # Untouched applications: the same rows as in a run of them alone.
     untouched = [(name, rows) for name, rows in apps if name not in broken]
-    write_input_tables(spark, str(base / "clean"), merge_table_rows(*(rows for _, rows in untouched)))
+    write_input_tables(spark, str(base / "clean"), merge_input_rows(*(rows for _, rows in untouched)))
     clean = JobConfig(input_path=str(base / "clean"), output_path=str(base / "clean-out"), run_id="fuzz",
                       planned_at_ms=PLANNED_AT_MS)  # fmt: skip
     run_job(spark, clean)

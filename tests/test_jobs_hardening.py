@@ -13,10 +13,12 @@ from pyspark.sql import functions as F
 
 from fleet_assignor.assignor.limits import MAX_INSTANT_MS, MAX_LONG
 from fleet_assignor.jobs.config import ConfigError, JobConfig
-from fleet_assignor.jobs.fleet_tables import merge_table_rows, read_complete, write_input_tables
+from fleet_assignor.jobs.delta_io import read_complete
+from fleet_assignor.jobs.input_writer import write_input_tables
 from fleet_assignor.jobs.plan_assignments import main, run_job
 from fleet_assignor.jobs.run_synthetic import DEFAULT_APPS, DEFAULT_SEED
 from fleet_assignor.jobs.synthetic import write_synthetic_fleet
+from fleet_assignor.schemas.contract import merge_input_rows
 from tests.fixtures import healthy_app
 
 pytestmark = pytest.mark.spark
@@ -113,7 +115,7 @@ def _hostile_fleet() -> tuple[dict, dict[str, str]]:
         two_spellings,
         "INVALID_INPUT:the same UUID as process id 00000000-0000-0000-0019-",
     )
-    return merge_table_rows(*fleets), expect
+    return merge_input_rows(*fleets), expect
 
 
 @pytest.fixture(scope="module")
@@ -264,7 +266,7 @@ def _run_in_threads(spark, configs):
 def small_inputs(spark, tmp_path_factory):
     base = tmp_path_factory.mktemp("concurrent")
     write_input_tables(
-        spark, str(base / "in"), merge_table_rows(*(healthy_app(f"c-{i}", i) for i in range(1, 4)))
+        spark, str(base / "in"), merge_input_rows(*(healthy_app(f"c-{i}", i) for i in range(1, 4)))
     )
     return base / "in"
 
@@ -316,21 +318,21 @@ def test_conflicts_are_retried_then_named(spark, tmp_path, monkeypatch):
     """A write that keeps losing to other commits is retried WRITE_ATTEMPTS times, then one clear error."""
     import delta.exceptions.captured as captured
 
-    from fleet_assignor.jobs import tables_io
+    from fleet_assignor.jobs import delta_io
     from fleet_assignor.jobs.config import TableLocation
 
-    monkeypatch.setattr(tables_io, "FIRST_PAUSE_S", 0.0)
+    monkeypatch.setattr(delta_io, "FIRST_PAUSE_S", 0.0)
     calls = []
 
     def always_conflicting():
         calls.append(1)
         raise captured.ConcurrentAppendException(desc="synthetic conflict", stackTrace="")
 
-    writer = tables_io.Writer("r", "a1")
+    writer = delta_io.Writer("r", "a1")
     location = TableLocation("assignments", path=str(tmp_path / "assignments"))
-    with pytest.raises(tables_io.ConcurrentWriteError, match="6 attempts lost to concurrent commits"):
-        tables_io.retrying_conflicts(always_conflicting, spark, location, writer)
-    assert len(calls) == tables_io.WRITE_ATTEMPTS
+    with pytest.raises(delta_io.ConcurrentWriteError, match="6 attempts lost to concurrent commits"):
+        delta_io.retrying_conflicts(always_conflicting, spark, location, writer)
+    assert len(calls) == delta_io.WRITE_ATTEMPTS
     outcome = iter([captured.ProtocolChangedException(desc="x", stackTrace=""), None])
 
     def once_conflicting():
@@ -339,7 +341,7 @@ def test_conflicts_are_retried_then_named(spark, tmp_path, monkeypatch):
             raise error
         return "written"
 
-    assert tables_io.retrying_conflicts(once_conflicting, spark, location, writer) == "written"
+    assert delta_io.retrying_conflicts(once_conflicting, spark, location, writer) == "written"
 
 
 # --------------------------------------------------------------------------------------- ids join back

@@ -10,12 +10,12 @@ from pyspark.sql import functions as F
 from fleet_assignor.assignor import ProcessId, TaskId
 from fleet_assignor.assignor.scenario import load_scenario
 from fleet_assignor.jobs.config import JobConfig
-from fleet_assignor.jobs.fleet_tables import arrow_table, read_complete
+from fleet_assignor.jobs.delta_io import read_complete, read_inputs
+from fleet_assignor.jobs.input_writer import arrow_table
 from fleet_assignor.jobs.plan_assignments import run_job
 from fleet_assignor.jobs.prepare import prepare_fleet
 from fleet_assignor.jobs.scenario_shape import shape_application
-from fleet_assignor.jobs.tables_io import read_inputs
-from fleet_assignor.schemas.tables import INPUT_TABLES
+from fleet_assignor.schemas.spark_schemas import INPUT_TABLES
 
 pytestmark = pytest.mark.spark
 

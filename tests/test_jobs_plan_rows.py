@@ -4,12 +4,10 @@ follow-up; INVALID_ASSIGNMENT writes no plan rows)."""
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 import types
 
-import pyarrow as pa
 import pytest
 
 from fleet_assignor.assignor import (
@@ -20,9 +18,7 @@ from fleet_assignor.assignor import (
     TaskAssignment,
     TaskId,
 )
-from fleet_assignor.jobs.grouped import WORKER_GC_THRESHOLD, arrow_function, pandas_function, rows_table
-from fleet_assignor.jobs.plan_rows import COLUMNS, KIND_COLUMNS, PlanSettings, plan_application
-from fleet_assignor.jobs.scenario_shape import describe_path, invalid_input_detail, shape_application
+from fleet_assignor.jobs.plan_rows import PlanSettings, plan_application
 
 NOW = 1_767_225_600_000
 P1, P2 = str(ProcessId.of(1)), str(ProcessId.of(2))
@@ -139,97 +135,6 @@ def test_scenario_error_path_is_named_as_table_row_and_column():
     assert unknown[0]["status"] == "INVALID_INPUT" and "nope" in unknown[0]["error_detail"]
 
 
-def test_describe_path_maps_back_to_rows():
-    scenario = shape_application("a", compact()).scenario
-    assert describe_path(scenario, "clients[1].threads") == f"client_subscriptions rows of (process_id={P2})"
-    assert describe_path(scenario, "clients[0].consumers[0].prev_active[0]") == (
-        f"client_subscriptions row (process_id={P1}, consumer_client_id=c1)"
-    )
-    assert describe_path(scenario, "clients[0].tags") == (
-        f"client_subscriptions rows of (process_id={P1}), column client_tags"
-    )
-    assert describe_path(scenario, "clients[1].lags.0_0") == f"task_offsets rows of (process_id={P2})"
-    assert describe_path(scenario, "tasks[1].id") == "tasks row (task_id=0_1)"
-    assert describe_path(scenario, "configs.assignor") == "applications row (app_id=a), column assignor"
-    assert describe_path(scenario, "$") == "application (app_id=a)"
-
-
-def test_clients_without_state_get_the_real_end_sum_when_no_lag_implies_it():
-    # Only -2 and a partial lag are reported: the largest lag (60) is not the end sum (100).
-    scenario = shape_application("a", compact()).scenario
-    lags = {c["process_id"]: c["lags"] for c in scenario["clients"]}
-    assert lags[P1] == {"0_0": -2} and lags[P2] == {"0_0": 60}
-    third = json.loads(compact())
-    third["clients"].append(
-        {
-            "process_id": str(ProcessId.of(3)),
-            "consumers": [{"id": "c3"}],
-            "rack": None,
-            "tags": {},
-            "lags": {},
-        }
-    )
-    shaped = shape_application("a", json.dumps(third)).scenario
-    assert shaped["clients"][2]["lags"] == {"0_0": 100}
-    assert shaped["clients"][1]["lags"] == {"0_0": 60}
-
-
-def test_no_clients_and_no_tasks_are_problems():
-    assert "no clients" in shape_application("a", compact(clients=[])).problems[0]
-    assert "no topology rows" in shape_application("a", compact(tasks=[])).problems[0]
-
-
-def test_problem_detail_is_capped():
-    detail = invalid_input_detail(tuple(f"p{i:02d}" for i in range(25)))
-    assert detail.startswith("p00; p01") and detail.endswith("... and 5 more")
-
-
-def test_arrow_output_holds_every_value_of_every_kind_of_row():
-    """The grouped map's Arrow table holds every value of every row, in the rows' order, and nulls where a
-    kind fills nothing."""
-    rows = plan_application("a", compact(), PlanSettings(now_ms=NOW))
-    rows += plan_application(
-        "b", compact(app_id="b"), PlanSettings(now_ms=NOW, assignor="fleet_test_assignors:FailingAssignor")
-    )
-    rows += plan_application("c", compact(clients=[]), PlanSettings(now_ms=NOW))
-    assert {r["kind"] for r in rows} == {"RESULT", "ASSIGNMENT", "CLIENT", "TRANSITION"}
-    assert {r["status"] for r in rows if r["kind"] == "RESULT"} == {"OK", "ASSIGNOR_FAILED", "INVALID_INPUT"}
-
-    # A row holds only columns its kind fills: a key that is no column would be dropped on the way to Arrow.
-    for row in rows:
-        assert set(row) <= set(KIND_COLUMNS[row["kind"]]), row["kind"]
-
-    full_rows = [{column: row.get(column) for column in COLUMNS} for row in rows]
-    assert rows_table(rows).to_pylist() == full_rows
-
-
-def test_arrow_output_is_one_record_batch_per_call():
-    """pyspark writes every record batch a grouped-map call returns as its own Arrow message, at a cost per
-    batch that outweighs small applications' planning: the per-kind tables leave as one batch."""
-    rows = plan_application("a", compact(), PlanSettings(now_ms=NOW))
-    assert len({r["kind"] for r in rows}) > 1
-    batches = rows_table(rows).to_batches()
-    assert len(batches) == 1 and batches[0].num_rows == len(rows)
-
-
-def test_a_grouped_map_call_raises_the_workers_gc_threshold_and_never_lowers_it():
-    before = gc.get_threshold()
-    table = pa.table({"app_id": ["a"], "scenario": [compact()]})
-    try:
-        gc.set_threshold(700, 10, 10)  # Python's default
-        assert arrow_function(PlanSettings(now_ms=NOW))(table).num_rows > 1
-        assert gc.get_threshold() == WORKER_GC_THRESHOLD
-        gc.set_threshold(700, 10, 10)
-        assert len(pandas_function(PlanSettings(now_ms=NOW))(table.to_pandas())) > 1
-        assert gc.get_threshold() == WORKER_GC_THRESHOLD
-        higher = (WORKER_GC_THRESHOLD[0] * 2, 20, 20)
-        gc.set_threshold(*higher)
-        arrow_function(PlanSettings(now_ms=NOW))(table)
-        assert gc.get_threshold() == higher
-    finally:
-        gc.set_threshold(*before)
-
-
 def test_input_that_cannot_even_be_shaped_is_one_invalid_input_row():
     rows = plan_application("a", "{not json", PlanSettings(NOW))
     assert _kinds(rows) == ["RESULT"]
@@ -248,34 +153,3 @@ def test_a_custom_assignor_outside_the_allowlist_is_invalid_input():
         "a", compact(configs={"assignor": "fleet_test_assignors:FailingAssignor"}), allowed
     )
     assert rows[0]["status"] == "ASSIGNOR_FAILED"
-
-
-def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_others_their_plan(
-    monkeypatch,
-):
-    import fleet_assignor.jobs.grouped as grouped
-
-    real = grouped.plan_application
-
-    def oversized(app_id, compact_json, settings):
-        rows = real(app_id, compact_json, settings)
-        if app_id == "bad":
-            rows[0]["num_clients"] = 1 << 40  # an int column
-        return rows
-
-    monkeypatch.setattr(grouped, "plan_application", oversized)
-    table = grouped.planned_table(
-        [("good", compact()), ("bad", compact()), ("good2", compact())], PlanSettings(NOW)
-    )
-    rows = table.to_pylist()
-    bad = [r for r in rows if r["app_id"] == "bad"]
-    assert len(bad) == 1 and bad[0]["status"] == "INVALID_INPUT"
-    assert bad[0]["error_detail"].startswith("could not be written: ")
-
-    def timeless(rows):
-        return [{k: v for k, v in r.items() if k != "duration_ms"} for r in rows]
-
-    good = [r for r in rows if r["app_id"] == "good"]
-    assert len(good) > 1
-    assert timeless(good) == timeless(rows_table(real("good", compact(), PlanSettings(NOW))).to_pylist())
-    assert [r["app_id"] for r in rows if r["kind"] == "RESULT"] == ["good", "bad", "good2"]

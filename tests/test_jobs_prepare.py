@@ -5,7 +5,7 @@ from __future__ import annotations
 from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
-from fleet_assignor.jobs.fleet_tables import input_frame
+from fleet_assignor.jobs.input_writer import input_frame
 from fleet_assignor.jobs.prepare import (
     end_offsets,
     ignored_rows,

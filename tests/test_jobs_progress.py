@@ -10,15 +10,16 @@ import pytest
 
 from fleet_assignor.jobs import plan_assignments
 from fleet_assignor.jobs.config import JobConfig
-from fleet_assignor.jobs.fleet_tables import merge_table_rows, write_input_tables
+from fleet_assignor.jobs.input_writer import write_input_tables
 from fleet_assignor.jobs.plan_assignments import progress_lines, run_job
+from fleet_assignor.schemas.contract import merge_input_rows
 from tests.fixtures import healthy_app
 
 pytestmark = pytest.mark.spark
 
 
 def test_every_stage_says_what_it_did(spark, tmp_path, caplog, monkeypatch):
-    fleet = merge_table_rows(*(healthy_app(f"p-{i}", i) for i in range(1, 4)))
+    fleet = merge_input_rows(*(healthy_app(f"p-{i}", i) for i in range(1, 4)))
     write_input_tables(spark, str(tmp_path / "in"), fleet)
     monkeypatch.setattr(plan_assignments, "PROGRESS_INTERVAL_S", 0.05)
     caplog.set_level(logging.INFO, logger="fleet_assignor")

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from fleet_assignor.jobs.fleet_tables import read_complete, scenario_table_rows, write_input_tables
+from fleet_assignor.jobs.delta_io import read_complete
+from fleet_assignor.jobs.input_writer import write_input_tables
 from fleet_assignor.jobs.spark import DELTA_CATALOG, DELTA_EXTENSION, delta_jars
 from fleet_assignor.jobs.standalone_spark import package_zip
+from fleet_assignor.schemas.contract import scenario_to_input_rows
 
 pytestmark = pytest.mark.spark
 
@@ -38,7 +40,8 @@ def _python_without_our_packages(root: Path) -> str:
 
 def test_spark_submit_runs_the_job_from_py_files(spark, scenarios_dir, tmp_path):
     example = json.loads((scenarios_dir / "example-003.json").read_text())
-    write_input_tables(spark, str(tmp_path / "in"), scenario_table_rows(example, "submitted-app"))
+    rows = scenario_to_input_rows({**example, "app_id": "submitted-app"})
+    write_input_tables(spark, str(tmp_path / "in"), rows)
     archive = package_zip(tmp_path / "fleet_assignor.zip")
     python = _python_without_our_packages(tmp_path / "py")
     probe = subprocess.run([python, "-c", "import fleet_assignor.jobs"], capture_output=True, cwd=tmp_path)

@@ -15,11 +15,11 @@ import pytest
 from chispa import assert_df_equality
 
 from fleet_assignor.jobs.config import JobConfig
-from fleet_assignor.jobs.fleet_tables import read_complete
+from fleet_assignor.jobs.delta_io import read_complete
 from fleet_assignor.jobs.plan_assignments import run_job
 from fleet_assignor.jobs.standalone_spark import StandaloneSpark, cluster_env, package_zip, submit_command
 from fleet_assignor.jobs.synthetic import write_synthetic_fleet
-from fleet_assignor.schemas.tables import OUTPUT_TABLES
+from fleet_assignor.schemas.spark_schemas import OUTPUT_TABLES
 
 pytestmark = [pytest.mark.spark, pytest.mark.soak]
 

@@ -287,7 +287,7 @@ def test_the_fleet_jobs_rows_carry_the_brokers_members():
     task and member, as the broker assigns them."""
     from fleet_assignor.jobs.plan_rows import PlanSettings, plan_application
     from fleet_assignor.jobs.scenario_shape import shape_application
-    from fleet_assignor.schemas.tables import ROW_ASSIGNMENT, ROW_RESULT
+    from fleet_assignor.schemas.contract import ROW_ASSIGNMENT, ROW_RESULT
 
     compact = (SCENARIOS_DIR / "example-002.json").read_text()
     rows = plan_application("example-002", compact, PlanSettings(now_ms=0, assignor="streams_sticky"))

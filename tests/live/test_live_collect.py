@@ -16,11 +16,11 @@ from pyspark.sql import functions as F
 from fleet_assignor.assignor.planner import plan_scenario
 from fleet_assignor.jobs.collect import collect, read_snapshot
 from fleet_assignor.jobs.config import JobConfig
+from fleet_assignor.jobs.delta_io import read_inputs
 from fleet_assignor.jobs.live_cluster import free_ports
 from fleet_assignor.jobs.live_snapshot import STREAMS_GROUP_CONFIGS
 from fleet_assignor.jobs.plan_assignments import run_job
-from fleet_assignor.jobs.tables_io import read_inputs
-from fleet_assignor.schemas.tables import INPUT_TABLES
+from fleet_assignor.schemas.spark_schemas import INPUT_TABLES
 from tests.live.conftest import APP_RACKS, CLASSIC_APP, PLAIN_GROUPS, STREAMS_APP, wait_stable
 
 pytestmark = [pytest.mark.kafka_live, pytest.mark.spark]
@@ -216,7 +216,7 @@ def test_high_availability_keeps_the_classic_groups_actives(spark, live):
 def test_kafka_and_ours_agree_on_the_snapshot(live, kafka_oracle):
     """The snapshot as Kafka's own HighAvailabilityTaskAssignor would see it (the oracle) and as ours sees it
     gives the same assignment: lags, racks, tags and topology are what Kafka would have been given."""
-    from fleet_assignor.explore.tables import load_scenarios
+    from fleet_assignor.explore.input_scenarios import load_scenarios
 
     scenarios = load_scenarios(live["out"], versions=live["result"].versions)
     assert [s["app_id"] for s in scenarios] == [CLASSIC_APP, STREAMS_APP]

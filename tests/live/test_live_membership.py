@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from fleet_assignor.assignor.planner import plan_scenario
-from fleet_assignor.explore.tables import load_scenarios, scenarios_from_tables
+from fleet_assignor.explore.input_scenarios import load_scenarios, scenarios_from_tables
 from fleet_assignor.jobs.collect import collect
 from fleet_assignor.jobs.config import JobConfig
 from fleet_assignor.jobs.live_cluster import DemoApp

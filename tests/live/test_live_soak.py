@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from fleet_assignor.assignor.planner import plan_scenario, validate_scenario_assignment
-from fleet_assignor.explore.tables import load_scenarios
+from fleet_assignor.explore.input_scenarios import load_scenarios
 from fleet_assignor.jobs.collect import collect, read_snapshot
 from fleet_assignor.jobs.live_cluster import DemoApp, KafkaCluster
 from tests.live.conftest import APP_RACKS, wait_stable

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from fleet_assignor.assignor.planner import plan_scenario
-from fleet_assignor.explore.tables import scenarios_from_tables
+from fleet_assignor.explore.input_scenarios import scenarios_from_tables
 from tests.live.conftest import STREAMS_APP, wait_stable
 
 pytestmark = pytest.mark.kafka_live

@@ -9,7 +9,7 @@ import pytest
 
 from fleet_assignor import explore
 from fleet_assignor.assignor.planner import plan_scenario
-from fleet_assignor.explore.tables import scenario_rows, scenarios_from_tables
+from fleet_assignor.explore.input_scenarios import scenario_rows, scenarios_from_tables
 from tests.test_explore_planning import NOW, transitions_scenario
 
 P1 = "00000000-0000-0000-0000-000000000001"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
 
-from fleet_assignor.schemas.columns import APPLICATION_CONFIG_COLUMNS
-from fleet_assignor.schemas.tables import (
+from fleet_assignor.schemas.contract import APPLICATION_CONFIG_COLUMNS
+from fleet_assignor.schemas.spark_schemas import (
     APPLICATIONS,
     ASSIGNMENT_RESULTS,
     INPUT_TABLES,
@@ -73,3 +73,64 @@ def test_planned_rows_carry_every_result_column_the_job_does_not_add():
     for field in ASSIGNMENT_RESULTS.fields:
         if field.name not in ("run_id", "planned_at"):
             assert planned[field.name] == field.dataType, field.name
+
+
+def test_every_spark_schema_is_the_contract_s_table():
+    from fleet_assignor.schemas import contract
+    from fleet_assignor.schemas.spark_schemas import spark_schema
+
+    tables = {**contract.INPUT_TABLES, **contract.OUTPUT_TABLES}
+    assert list(INPUT_TABLES) == list(contract.INPUT_TABLES)
+    assert list(OUTPUT_TABLES) == list(contract.OUTPUT_TABLES)
+    for name, schema in {**INPUT_TABLES, **OUTPUT_TABLES}.items():
+        assert schema == spark_schema(tables[name]), name
+        assert [(f.name, f.dataType.simpleString(), f.nullable) for f in schema.fields] == [
+            (c.name, c.type.simple_string, c.nullable) for c in tables[name].columns
+        ], name
+
+
+def test_derived_schemas_are_the_ones_written_out_before():
+    from pyspark.sql.types import MapType, TimestampType
+
+    assert (
+        StructType(
+            [
+                StructField("app_id", StringType(), True),
+                StructField("task_id", StringType(), True),
+                StructField("state_stores", ArrayType(StringType(), True), True),
+                *(
+                    StructField(
+                        name,
+                        ArrayType(
+                            StructType(
+                                [
+                                    StructField("topic", StringType(), True),
+                                    StructField("partition", IntegerType(), True),
+                                ]
+                            ),
+                            True,
+                        ),
+                        True,
+                    )
+                    for name in ("source_partitions", "changelog_partitions")
+                ),
+            ]
+        )
+        == TASKS
+    )
+    runs = OUTPUT_TABLES["runs"]
+    assert runs["run_id"].nullable is False
+    assert runs["input_versions"].dataType == MapType(StringType(), LongType(), True)
+    assert runs["completed_at"].dataType == TimestampType()
+    assert APPLICATIONS["app_id"].nullable is False
+
+
+def test_the_contract_s_arrow_schemas_are_spark_s_own_conversion():
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from fleet_assignor.schemas import contract
+
+    tables = {**contract.INPUT_TABLES, **contract.OUTPUT_TABLES}
+    for name, schema in {**INPUT_TABLES, **OUTPUT_TABLES}.items():
+        assert contract.arrow_schema(tables[name]) == to_arrow_schema(schema), name
+    assert contract.arrow_schema(contract.PLANNED_ROWS) == to_arrow_schema(PLANNED_ROWS)

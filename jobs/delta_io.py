@@ -1,5 +1,10 @@
-"""Reading the input tables (latest or a given Delta version, schema-checked) and writing the outputs
-(one Delta transaction per table replacing exactly one run's rows; `runs` last)."""
+"""The job's Delta reads and writes: the input tables (latest or a given Delta version, schema-checked), the
+outputs (one Delta transaction per table replacing exactly one run's rows; `runs` last), and the outputs
+of complete runs only.
+
+Readers of the outputs, the exploration API included, must see only runs marked COMPLETE in `runs`:
+`read_complete` is that filter.
+"""
 
 from __future__ import annotations
 
@@ -22,9 +27,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from fleet_assignor.jobs.config import TableLocation
-from fleet_assignor.schemas.tables import (
+from fleet_assignor.schemas.contract import COMPLETE, PARTITION_COLUMN
+from fleet_assignor.schemas.spark_schemas import (
     INPUT_TABLES,
-    PARTITION_COLUMN,
+    OUTPUT_TABLES,
     SchemaDriftError,
     check_input_schemas,
 )
@@ -139,6 +145,24 @@ def read_inputs(
 def conform(frame: DataFrame, schema: StructType) -> DataFrame:
     """The contract's columns, in its order and types (extra columns are allowed and dropped)."""
     return frame.select([F.col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields])
+
+
+def read_complete(spark: SparkSession, output_path: str, table: str) -> DataFrame:
+    """An output table's rows of complete runs only (runs listed in `runs` as COMPLETE); no rows, with the
+    table's columns, while no run is complete yet (a first run that failed, or none)."""
+    if table not in OUTPUT_TABLES:
+        raise ValueError(f"unknown output table {table!r}")
+    base = output_path.rstrip("/")
+    schema = OUTPUT_TABLES[table]
+    if not DeltaTable.isDeltaTable(spark, f"{base}/runs"):
+        return spark.createDataFrame([], schema)
+    runs = spark.read.format("delta").load(f"{base}/runs").where(F.col("status") == COMPLETE)
+    if table == "runs":
+        return runs
+    if not DeltaTable.isDeltaTable(spark, f"{base}/{table}"):
+        return spark.createDataFrame([], schema)
+    rows = spark.read.format("delta").load(f"{base}/{table}")
+    return rows.join(runs.select("run_id"), "run_id", "left_semi")
 
 
 # --------------------------------------------------------------------------------------------- writing

@@ -1,0 +1,122 @@
+"""The grouped map (no Spark session needed): every application's rows as one Arrow table in the schema
+derived from the contract, one record batch per call, the workers' GC threshold, and an application whose
+rows Arrow cannot hold isolated as one INVALID_INPUT row."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import types
+
+import pyarrow as pa
+import pytest
+
+from fleet_assignor.jobs.grouped import (
+    WORKER_GC_THRESHOLD,
+    GroupedMapKind,
+    arrow_function,
+    arrow_schema,
+    pandas_function,
+    rows_table,
+)
+from fleet_assignor.jobs.plan_rows import COLUMNS, PlanSettings, plan_application
+from fleet_assignor.schemas import contract
+from fleet_assignor.schemas.contract import KIND_COLUMNS
+from tests.test_jobs_plan_rows import NOW, FailingAssignor, compact
+
+
+@pytest.fixture(autouse=True)
+def custom_assignors(monkeypatch):
+    module = types.ModuleType("fleet_test_assignors")
+    module.FailingAssignor = FailingAssignor
+    monkeypatch.setitem(sys.modules, "fleet_test_assignors", module)
+
+
+def test_the_arrow_schema_is_the_contract_s_planned_rows():
+    assert arrow_schema() == contract.arrow_schema(contract.PLANNED_ROWS)
+    assert arrow_schema().names == list(COLUMNS) == list(contract.PLANNED_ROWS.column_names)
+    assert arrow_schema().field("followup_rebalance_deadline_ms").type == pa.int64()
+
+
+def test_the_grouped_map_kind_is_parsed_from_its_setting():
+    assert GroupedMapKind.parse("Arrow") is GroupedMapKind.ARROW
+    assert GroupedMapKind.parse(GroupedMapKind.PANDAS) is GroupedMapKind.PANDAS
+    with pytest.raises(ValueError, match="grouped map kind must be one of"):
+        GroupedMapKind.parse("polars")
+
+
+def test_arrow_output_holds_every_value_of_every_kind_of_row():
+    """The grouped map's Arrow table holds every value of every row, in the rows' order, and nulls where a
+    kind fills nothing."""
+    rows = plan_application("a", compact(), PlanSettings(now_ms=NOW))
+    rows += plan_application(
+        "b", compact(app_id="b"), PlanSettings(now_ms=NOW, assignor="fleet_test_assignors:FailingAssignor")
+    )
+    rows += plan_application("c", compact(clients=[]), PlanSettings(now_ms=NOW))
+    assert {r["kind"] for r in rows} == {"RESULT", "ASSIGNMENT", "CLIENT", "TRANSITION"}
+    assert {r["status"] for r in rows if r["kind"] == "RESULT"} == {"OK", "ASSIGNOR_FAILED", "INVALID_INPUT"}
+
+    # A row holds only columns its kind fills: a key that is no column would be dropped on the way to Arrow.
+    for row in rows:
+        assert set(row) <= set(KIND_COLUMNS[row["kind"]]), row["kind"]
+
+    full_rows = [{column: row.get(column) for column in COLUMNS} for row in rows]
+    assert rows_table(rows).to_pylist() == full_rows
+
+
+def test_arrow_output_is_one_record_batch_per_call():
+    """pyspark writes every record batch a grouped-map call returns as its own Arrow message, at a cost per
+    batch that outweighs small applications' planning: the per-kind tables leave as one batch."""
+    rows = plan_application("a", compact(), PlanSettings(now_ms=NOW))
+    assert len({r["kind"] for r in rows}) > 1
+    batches = rows_table(rows).to_batches()
+    assert len(batches) == 1 and batches[0].num_rows == len(rows)
+
+
+def test_a_grouped_map_call_raises_the_workers_gc_threshold_and_never_lowers_it():
+    before = gc.get_threshold()
+    table = pa.table({"app_id": ["a"], "scenario": [compact()]})
+    try:
+        gc.set_threshold(700, 10, 10)  # Python's default
+        assert arrow_function(PlanSettings(now_ms=NOW))(table).num_rows > 1
+        assert gc.get_threshold() == WORKER_GC_THRESHOLD
+        gc.set_threshold(700, 10, 10)
+        assert len(pandas_function(PlanSettings(now_ms=NOW))(table.to_pandas())) > 1
+        assert gc.get_threshold() == WORKER_GC_THRESHOLD
+        higher = (WORKER_GC_THRESHOLD[0] * 2, 20, 20)
+        gc.set_threshold(*higher)
+        arrow_function(PlanSettings(now_ms=NOW))(table)
+        assert gc.get_threshold() == higher
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_others_their_plan(
+    monkeypatch,
+):
+    import fleet_assignor.jobs.grouped as grouped
+
+    real = grouped.plan_application
+
+    def oversized(app_id, compact_json, settings):
+        rows = real(app_id, compact_json, settings)
+        if app_id == "bad":
+            rows[0]["num_clients"] = 1 << 40  # an int column
+        return rows
+
+    monkeypatch.setattr(grouped, "plan_application", oversized)
+    table = grouped.planned_table(
+        [("good", compact()), ("bad", compact()), ("good2", compact())], PlanSettings(NOW)
+    )
+    rows = table.to_pylist()
+    bad = [r for r in rows if r["app_id"] == "bad"]
+    assert len(bad) == 1 and bad[0]["status"] == "INVALID_INPUT"
+    assert bad[0]["error_detail"].startswith("could not be written: ")
+
+    def timeless(rows):
+        return [{k: v for k, v in r.items() if k != "duration_ms"} for r in rows]
+
+    good = [r for r in rows if r["app_id"] == "good"]
+    assert len(good) > 1
+    assert timeless(good) == timeless(rows_table(real("good", compact(), PlanSettings(NOW))).to_pylist())
+    assert [r["app_id"] for r in rows if r["kind"] == "RESULT"] == ["good", "bad", "good2"]

@@ -1,0 +1,72 @@
+"""From the compact JSON of jobs.prepare to the scenario dict: problems found on the rows, the end sums
+anchored where the lags do not imply them, and scenario paths mapped back to table rows."""
+
+from __future__ import annotations
+
+import json
+
+from fleet_assignor.assignor import ProcessId
+from fleet_assignor.jobs.scenario_shape import describe_path, invalid_input_detail, shape_application
+from tests.test_jobs_plan_rows import P1, P2, compact
+
+
+def test_describe_path_maps_back_to_rows():
+    scenario = shape_application("a", compact()).scenario
+    assert describe_path(scenario, "clients[1].threads") == f"client_subscriptions rows of (process_id={P2})"
+    assert describe_path(scenario, "clients[0].consumers[0].prev_active[0]") == (
+        f"client_subscriptions row (process_id={P1}, consumer_client_id=c1)"
+    )
+    assert describe_path(scenario, "clients[0].tags") == (
+        f"client_subscriptions rows of (process_id={P1}), column client_tags"
+    )
+    assert describe_path(scenario, "clients[1].lags.0_0") == f"task_offsets rows of (process_id={P2})"
+    assert describe_path(scenario, "tasks[1].id") == "tasks row (task_id=0_1)"
+    assert describe_path(scenario, "configs.assignor") == "applications row (app_id=a), column assignor"
+    assert describe_path(scenario, "$") == "application (app_id=a)"
+
+
+def test_clients_without_state_get_the_real_end_sum_when_no_lag_implies_it():
+    # Only -2 and a partial lag are reported: the largest lag (60) is not the end sum (100).
+    scenario = shape_application("a", compact()).scenario
+    lags = {c["process_id"]: c["lags"] for c in scenario["clients"]}
+    assert lags[P1] == {"0_0": -2} and lags[P2] == {"0_0": 60}
+    third = json.loads(compact())
+    third["clients"].append(
+        {
+            "process_id": str(ProcessId.of(3)),
+            "consumers": [{"id": "c3"}],
+            "rack": None,
+            "tags": {},
+            "lags": {},
+        }
+    )
+    shaped = shape_application("a", json.dumps(third)).scenario
+    assert shaped["clients"][2]["lags"] == {"0_0": 100}
+    assert shaped["clients"][1]["lags"] == {"0_0": 60}
+
+
+def test_no_clients_and_no_tasks_are_problems():
+    assert "no clients" in shape_application("a", compact(clients=[])).problems[0]
+    assert "no topology rows" in shape_application("a", compact(tasks=[])).problems[0]
+
+
+def test_problem_detail_is_capped():
+    detail = invalid_input_detail(tuple(f"p{i:02d}" for i in range(25)))
+    assert detail.startswith("p00; p01") and detail.endswith("... and 5 more")
+
+
+def test_clients_without_state_get_no_entry_when_the_largest_lag_is_the_end_sum():
+    # P2 reports the whole changelog (100 = the end sum): the scenario implies it, nothing is written out.
+    obj = json.loads(compact())
+    obj["clients"][1]["lags"] = {"0_0": 100}
+    obj["clients"].append(
+        {
+            "process_id": str(ProcessId.of(3)),
+            "consumers": [{"id": "c3"}],
+            "rack": None,
+            "tags": {},
+            "lags": {},
+        }
+    )
+    shaped = shape_application("a", json.dumps(obj)).scenario
+    assert [c["lags"] for c in shaped["clients"]] == [{"0_0": -2}, {"0_0": 100}, {}]
