@@ -96,9 +96,10 @@ class RolloutSettings:
     # fleet, where over half the applications ask for follow-ups, 30 keeps the report under half of the
     # planning time (benchmarks/bench_rollout.py); None = no bound. Deterministic, unlike the time budget.
     max_replanned_tasks: int | None = 30
-    # Wall time per application, a safety net for what the task budget does not foresee; None = none. A
-    # report cut short by it says so (stop_reason TIME_BUDGET): its figures then depend on the machine.
-    time_budget_ms: float | None = 50.0
+    # Wall time per application, a safety net for what the task budget does not foresee; None (the
+    # default: the same inputs must give the same rows on any machine) = none. A report cut short by it says
+    # so (stop_reason TIME_BUDGET): its figures then depend on the machine.
+    time_budget_ms: float | None = None
     thresholds: RolloutThresholds = RolloutThresholds()
 
     def __post_init__(self) -> None:

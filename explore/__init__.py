@@ -7,6 +7,7 @@ application's plan, compare runs or assignors, plan what-ifs and simulate rebala
 """
 
 from fleet_assignor.explore.analysis import (
+    NoRolloutError,
     client_load,
     errors_by_type,
     fleet_rack_traffic,
@@ -18,6 +19,7 @@ from fleet_assignor.explore.analysis import (
     rack_traffic_totals,
     restore_lag,
     restore_lag_per_client,
+    rollout,
     standby_spread,
     thread_load,
 )
@@ -52,6 +54,7 @@ __all__ = [
     "FleetPlan",
     "LoseRack",
     "MissingInputsError",
+    "NoRolloutError",
     "RemoveClients",
     "RunFrames",
     "RunNotFoundError",
@@ -83,6 +86,7 @@ __all__ = [
     "rack_traffic_totals",
     "restore_lag",
     "restore_lag_per_client",
+    "rollout",
     "scenario_rows",
     "scenarios_from_tables",
     "set_assignor",

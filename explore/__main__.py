@@ -31,6 +31,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         target = Path(args.to)
         written = [p.save(p.plot_fleet(run), target / "fleet_overview.png")]
         written.append(p.save(p.plot_moves(run), target / "moves_per_app.png"))
+        if run.rollout is not None:
+            written.append(p.save(p.plot_rollout(run), target / "rollout.png"))
         if args.input:
             written.append(p.save(p.plot_rack_traffic(run), target / "rack_traffic.png"))
     except (LookupError, OSError, ValueError) as e:  # no such run or table, unreadable files: one line

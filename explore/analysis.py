@@ -364,6 +364,30 @@ def fleet_summary(run: RunFrames) -> pd.DataFrame:
     return table.sort_values("app_id", kind="stable").reset_index(drop=True)
 
 
+class NoRolloutError(LookupError):
+    """The run has no `rollout` rows: written before the rollout report, or a plan made in the notebook."""
+
+
+def rollout(run: RunFrames) -> pd.DataFrame:
+    """The `rollout` table of the run, one row per rolled-out application (docs/rollout.md), most flagged
+    first: the applications an operator should look at before letting the plan happen.
+
+    Adds `flags` (the risk names, comma-separated) and `num_flags`."""
+    if run.rollout is None:
+        raise NoRolloutError(
+            f"run {run.run_id} has no rollout table (runs before the rollout report, or a notebook plan)"
+        )
+    table = run.rollout.copy()
+    table["num_flags"] = [len(r) for r in table["risks"]]
+    table["flags"] = [", ".join(str(f["name"]) for f in r) for r in table["risks"]]
+    order = table.sort_values(
+        ["num_flags", "active_moves_fraction", "restore_records", "app_id"],
+        ascending=[False, False, False, True],
+        kind="stable",
+    )
+    return order.reset_index(drop=True)
+
+
 def errors_by_type(run: RunFrames) -> pd.DataFrame:
     """Applications per (status, error), most frequent first (ties by name)."""
     r = run.results.fillna({"error": "NONE"})

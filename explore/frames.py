@@ -21,6 +21,7 @@ RESULTS_COLUMNS = contract.ASSIGNMENT_RESULTS.column_names
 ASSIGNMENTS_COLUMNS = contract.ASSIGNMENTS.column_names
 CLIENT_ASSIGNMENTS_COLUMNS = contract.CLIENT_ASSIGNMENTS.column_names
 TRANSITIONS_COLUMNS = contract.TASK_TRANSITIONS.column_names
+ROLLOUT_COLUMNS = contract.ROLLOUT.column_names
 # Inputs, one row per client / per (task, partition): what the outputs alone cannot say.
 CLIENTS_COLUMNS = (
     "app_id",
@@ -120,6 +121,9 @@ class RunFrames:
     clients: pd.DataFrame | None = None
     task_partitions: pd.DataFrame | None = None
     run: dict | None = None
+    # The `rollout` table's rows of the run (None: a run written before the table existed, or a plan made
+    # in the notebook).
+    rollout: pd.DataFrame | None = None
 
     @classmethod
     def of(
@@ -133,6 +137,7 @@ class RunFrames:
         clients: object | None = None,
         task_partitions: object | None = None,
         run: dict | None = None,
+        rollout: object | None = None,
     ) -> RunFrames:
         """Build from pandas or Spark frames shaped as tables.md's outputs; other runs' rows are dropped."""
 
@@ -151,6 +156,7 @@ class RunFrames:
             if task_partitions is None
             else normalize(task_partitions, TASK_PARTITIONS_COLUMNS),
             run=run,
+            rollout=None if rollout is None else own(rollout, ROLLOUT_COLUMNS),
         )
 
     @property

@@ -74,7 +74,12 @@ def load_run(
             f"{output_dir}: run {run_id!r} is not complete (complete runs: {', '.join(runs['run_id'])})"
         )
     run_row = chosen.iloc[0].to_dict()
-    tables = {name: _read(output_dir / name, spark=spark, run_id=run_id) for name in PLAN_TABLE_NAMES}
+    tables = {
+        name: _read(output_dir / name, spark=spark, run_id=run_id)
+        for name in PLAN_TABLE_NAMES
+        # Runs written before the rollout report have no `rollout` table.
+        if name != "rollout" or (output_dir / name).exists()
+    }
     clients = partitions = None
     if input_dir is not None:
         versions = run_row.get("input_versions") or {}
@@ -88,6 +93,7 @@ def load_run(
         clients=clients,
         task_partitions=partitions,
         run=run_row,
+        rollout=sort_frame(tables["rollout"], ["app_id"]) if "rollout" in tables else None,
     )
 
 

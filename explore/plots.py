@@ -19,6 +19,7 @@ from fleet_assignor.explore.analysis import (
     fleet_rack_traffic,
     fleet_summary,
     rack_traffic,
+    rollout,
 )
 from fleet_assignor.explore.frames import RunFrames
 from fleet_assignor.explore.simulate import Simulation
@@ -137,23 +138,127 @@ def plot_rack_traffic(run: RunFrames, app_id: str | None = None, ax=None, top: i
 
 
 def plot_fleet(run: RunFrames) -> Figure:
-    """Fleet overview, four panels: applications by status/error, active imbalance per thread, moves per
-    application, restore lag per application."""
+    """Fleet overview: applications by status/error (only when some application is not OK: an all-OK bar
+    says nothing), active imbalance per thread, moves per application, restore lag per application."""
     summary = fleet_summary(run)
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
     errors = errors_by_type(run)
-    labels = [
-        s if e == "NONE" else f"{s}\n{e}" for s, e in zip(errors["status"], errors["error"], strict=False)
-    ]
-    axes[0, 0].barh(labels[::-1], errors["applications"].to_numpy()[::-1], color="#6a51a3")
-    axes[0, 0].set_title("applications by status / error")
-    _hist(axes[0, 1], summary["imbalance"], "imbalance (max - min actives per thread)")
+    all_ok = len(errors) == 1 and errors["status"].iloc[0] == "OK"
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4)) if all_ok else plt.subplots(2, 2, figsize=(11, 7))
+    panels = list(np.ravel(axes))
+    if not all_ok:
+        ax = panels.pop(0)
+        labels = [
+            s if e == "NONE" else f"{s}\n{e}" for s, e in zip(errors["status"], errors["error"], strict=True)
+        ]
+        ax.barh(labels[::-1], errors["applications"].to_numpy()[::-1], color="#6a51a3")
+        ax.set_title("applications by status / error")
+    _hist(panels[0], summary["imbalance"], "imbalance (max - min actives per thread)")
     moves = summary["active_moves"] + summary["standby_moves"]
-    _hist(axes[1, 0], moves, "tasks moved per application (active + standby)")
-    _hist(axes[1, 1], summary["restore_lag"], "restore lag per application (records)")
-    fig.suptitle(f"run {run.run_id}: {len(summary)} applications")
+    _hist(panels[1], moves, f"tasks moved per application (total {int(moves.sum())})")
+    lag = summary["restore_lag"]
+    _hist(panels[2], lag, f"restore lag per application (total {int(lag.sum())} records)")
+    ok = "all OK" if all_ok else f"{int((summary['status'] == 'OK').sum())} OK"
+    fig.suptitle(f"run {run.run_id}: {len(summary)} applications, {ok}")
     fig.tight_layout()
     return fig
+
+
+def plot_rollout(run: RunFrames) -> Figure:
+    """What rolling the run's plan out costs (the `rollout` table), six panels: moves as a share of each
+    application's tasks, restore records (log scale), active and standby balance before and after,
+    cross-rack partitions before and after (rack-aware applications marked), simulated probing rebalances,
+    and applications flagged per risk. Totals are in the titles."""
+    table = rollout(run)
+    fig, axes = plt.subplots(2, 3, figsize=(16, 8.5))
+    _share_panel(axes[0, 0], table)
+    _restore_panel(axes[0, 1], table)
+    _before_after(
+        axes[0, 2], table, "active_balance_per_thread", "active balance (max - min actives per thread)"
+    )
+    _before_after(
+        axes[1, 0], table, "standby_balance_per_thread", "standby balance (max - min standbys per thread)"
+    )
+    _rack_panel(axes[1, 1], table)
+    _rounds_and_flags(axes[1, 2], table)
+    flagged = int((table["num_flags"] > 0).sum())
+    fig.suptitle(f"run {run.run_id}: rollout of {len(table)} applications, {flagged} flagged for review")
+    fig.tight_layout()
+    return fig
+
+
+def _share_panel(ax, table: pd.DataFrame) -> None:
+    shares = table["active_moves_fraction"].to_numpy(dtype=float)
+    ax.hist(shares, bins=np.linspace(0, 1, 21), color=COLORS["active"])
+    over = int((shares > 0.5).sum())
+    ax.set_title(f"active moves / tasks ({int(table['active_moves'].sum())} moves, {over} apps over half)")
+    ax.set_xlabel("share of the application's tasks")
+    ax.set_ylabel("applications")
+
+
+def _restore_panel(ax, table: pd.DataFrame) -> None:
+    records = table["restore_records"].to_numpy(dtype=float)
+    none = int((records <= 0).sum())
+    positive = records[records > 0]
+    if len(positive):
+        ax.hist(positive, bins=np.logspace(0, np.log10(positive.max()) + 0.1, 25), color=COLORS["standby"])
+        ax.set_xscale("log")
+    ax.set_title(f"records to restore ({int(records.sum()):,} in all; {none} apps none)")
+    ax.set_xlabel("changelog records (log scale)")
+    ax.set_ylabel("applications")
+
+
+def _before_after(ax, table: pd.DataFrame, column: str, title: str) -> None:
+    before = table[f"{column}_before"].to_numpy(dtype=float)
+    after = table[f"{column}_after"].to_numpy(dtype=float)
+    top = max(float(np.nanmax(before, initial=0)), float(np.nanmax(after, initial=0)), 1.0)
+    ax.plot([0, top], [0, top], color=COLORS["before"], linewidth=1)
+    ax.scatter(before, after, s=12, alpha=0.6, color=COLORS["after"])
+    worse = int((after > before).sum())
+    better = int((after < before).sum())
+    ax.set_title(f"{title}\n{better} apps better, {worse} worse (above the line)", fontsize=10)
+    ax.set_xlabel("before (the previous assignment)")
+    ax.set_ylabel("after (the plan)")
+
+
+def _rack_panel(ax, table: pd.DataFrame) -> None:
+    known = table[table["cross_rack_before"].notna() & table["cross_rack_after"].notna()]
+    before = known["cross_rack_before"].to_numpy(dtype=float)
+    after = known["cross_rack_after"].to_numpy(dtype=float)
+    top = max(float(np.max(before, initial=0)), float(np.max(after, initial=0)), 1.0)
+    ax.plot([0, top], [0, top], color=COLORS["before"], linewidth=1)
+    aware = known["rack_aware"].to_numpy(dtype=bool)
+    ax.scatter(before[aware], after[aware], s=12, alpha=0.7, color=COLORS["warmup"], label="rack-aware")
+    ax.scatter(before[~aware], after[~aware], s=12, alpha=0.7, color=COLORS["after"], label="not rack-aware")
+    ax.set_title(
+        f"cross-rack partitions: {int(before.sum())} before, {int(after.sum())} after "
+        f"({len(table) - len(known)} apps without racks)",
+        fontsize=10,
+    )
+    ax.set_xlabel("before")
+    ax.set_ylabel("after")
+    ax.legend(fontsize=8)
+
+
+def _rounds_and_flags(ax, table: pd.DataFrame) -> None:
+    rounds = table["probing_rebalances"].astype(int)
+    counts = rounds.value_counts().sort_index()
+    ax.bar(counts.index.astype(str), counts.to_numpy(), color=COLORS["active"])
+    cut = int(table["truncated"].sum())
+    ax.set_title(
+        f"simulated probing rebalances per application\n({int(rounds.sum())} in all; {cut} simulations cut "
+        "at their bound)",
+        fontsize=10,
+    )
+    ax.set_xlabel("probing rebalances until no follow-up")
+    ax.set_ylabel("applications")
+    flags: dict[str, int] = {}
+    for risks in table["risks"]:
+        for flag in risks:
+            flags[str(flag["name"])] = flags.get(str(flag["name"]), 0) + 1
+    if flags:
+        text = "flagged:\n" + "\n".join(f"{n}: {c}" for n, c in sorted(flags.items()))
+        ax.text(0.98, 0.97, text, transform=ax.transAxes, ha="right", va="top", fontsize=8,
+                bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "#cccccc"})  # fmt: skip
 
 
 def _hist(ax, values: pd.Series, title: str) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from fleet_assignor.assignor.limits import instant_range_text, is_instant
 from fleet_assignor.assignor.registry import UnknownAssignorError, is_class_reference, load_assignor
+from fleet_assignor.assignor.rollout import RolloutSettings
 from fleet_assignor.jobs.grouped import GroupedMapKind
 from fleet_assignor.schemas.contract import INPUT_TABLES, OUTPUT_TABLES
 
@@ -55,6 +56,10 @@ class JobConfig:
     master: str | None = None
     # Custom `module:Class` assignors that `applications.assignor` may name (the trust model: README).
     allowed_assignors: frozenset[str] = frozenset()
+    # The rollout report's simulation bounds, restore speed and risk thresholds (conf `[rollout]`).
+    rollout: RolloutSettings = field(default_factory=RolloutSettings)
+    # Exit non-zero (3) after a completed run when any application's rollout raised a risk flag.
+    fail_on_risk: bool = False
 
     def input_location(self, table: str) -> TableLocation:
         if self.input_path:
@@ -90,7 +95,7 @@ def load_conf_file(path: str | Path | None) -> JobConfig:
             raw = tomllib.loads(source.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
             raise ConfigError(f"conf file {source}: cannot be read: {e}") from None
-    unknown_sections = sorted(set(raw) - {"job", "inputs", "outputs"})
+    unknown_sections = sorted(set(raw) - {"job", "inputs", "outputs", "rollout"})
     if unknown_sections:
         raise ConfigError(f"conf file {source}: unknown section(s) {', '.join(unknown_sections)}")
     job, inputs, outputs = raw.get("job", {}), raw.get("inputs", {}), raw.get("outputs", {})
@@ -111,7 +116,9 @@ def load_conf_file(path: str | Path | None) -> JobConfig:
         shuffle = job.get("shuffle_partitions", 0)
         if isinstance(shuffle, bool) or not isinstance(shuffle, int) or not 0 <= shuffle <= 100_000:
             raise ValueError(f"shuffle_partitions must be an integer from 0 to 100000, got {shuffle!r}")
+        rollout = _rollout_settings(source, raw.get("rollout", {}))
         return JobConfig(
+            rollout=rollout,
             input_catalog=dict(inputs),
             output_catalog=dict(outputs),
             grouped_map=GroupedMapKind.parse(job.get("grouped_map", GroupedMapKind.ARROW.value)),
@@ -120,6 +127,15 @@ def load_conf_file(path: str | Path | None) -> JobConfig:
         )
     except ValueError as e:
         raise ConfigError(f"conf file {source}: [job] {e}") from None
+
+
+def _rollout_settings(source: Path, raw: object) -> RolloutSettings:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"conf file {source}: [rollout] must be a table")
+    try:
+        return RolloutSettings.from_mapping(raw)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"conf file {source}: [rollout] {e}") from None
 
 
 def _allowed_assignors(raw: object) -> frozenset[str]:

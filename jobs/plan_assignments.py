@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from fleet_assignor.jobs.config import (
@@ -63,6 +63,7 @@ from fleet_assignor.schemas.contract import (
     ROW_ASSIGNMENT,
     ROW_CLIENT,
     ROW_RESULT,
+    ROW_ROLLOUT,
     ROW_TRANSITION,
     STATUSES,
 )
@@ -70,6 +71,7 @@ from fleet_assignor.schemas.spark_schemas import (
     ASSIGNMENT_RESULTS,
     ASSIGNMENTS,
     CLIENT_ASSIGNMENTS,
+    ROLLOUT,
     RUNS,
     TASK_TRANSITIONS,
 )
@@ -93,6 +95,7 @@ class RunSummary:
     ignored_rows: dict[str, int]
     output: str
     seconds: float
+    rollout: RolloutView = field(default_factory=lambda: RolloutView({}, {}, {}))
 
     @property
     def num_applications(self) -> int:
@@ -110,8 +113,38 @@ class RunSummary:
         ]
         for key, rows in sorted(self.ignored_rows.items()):
             lines.append(f"  ignored: {rows} rows of {key}")
+        lines += self.rollout.lines()
         lines.append(f"  outputs: {self.output}")
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class RolloutView:
+    """The fleet's view of the `rollout` table for one run: totals, applications flagged per risk, and the
+    worst application by each risk (its value, then its app_id, decide)."""
+
+    totals: dict[str, int]
+    risk_counts: dict[str, int]
+    worst_applications: dict[str, str]
+
+    @property
+    def flagged(self) -> int:
+        return self.totals.get("applications_flagged", 0)
+
+    def lines(self) -> list[str]:
+        t = self.totals
+        if not t:
+            return []
+        hours = t.get("max_estimated_duration_ms", 0) / 3_600_000
+        lines = [
+            f"  rollout: {t.get('applications', 0)} applications, {self.flagged} flagged; "
+            f"{t.get('restore_records', 0)} changelog records to restore; "
+            f"{t.get('total_active_moves', 0)} active moves over {t.get('probing_rebalances', 0)} simulated "
+            f"probing rebalances; longest estimated rollout {hours:.1f} h",
+        ]
+        for risk, count in sorted(self.risk_counts.items()):
+            lines.append(f"  risk {risk}: {count} applications, worst {self.worst_applications.get(risk)}")
+        return lines
 
 
 # ---------------------------------------------------------------------------------------- output frames
@@ -137,7 +170,41 @@ def output_frames(planned: DataFrame, run_id: str, planned_at_ms: int) -> dict[s
         "assignments": conform(of(ROW_ASSIGNMENT), ASSIGNMENTS),
         "client_assignments": conform(clients, CLIENT_ASSIGNMENTS),
         "task_transitions": conform(of(ROW_TRANSITION), TASK_TRANSITIONS),
+        "rollout": conform(of(ROW_ROLLOUT), ROLLOUT),
     }
+
+
+def _rollout_totals() -> tuple[tuple[str, Column], ...]:
+    # Columns need a running session: built per call, not at import.
+    return (
+        ("applications", F.count(F.lit(1))),
+        ("applications_flagged", F.sum(F.when(F.size("risks") > 0, 1).otherwise(0))),
+        ("restore_records", F.sum("restore_records")),
+        ("active_moves", F.sum("active_moves")),
+        ("total_active_moves", F.sum("total_active_moves")),
+        ("probing_rebalances", F.sum("probing_rebalances")),
+        ("not_converged", F.sum(F.when(F.col("converged"), 0).otherwise(1))),
+        ("max_estimated_duration_ms", F.max("estimated_duration_ms")),
+    )
+
+
+def rollout_view(rollout: DataFrame) -> RolloutView:
+    """Totals, risk counts and the worst application per risk of one run's `rollout` rows."""
+    wanted = _rollout_totals()
+    row = rollout.agg(*(column.alias(name) for name, column in wanted)).first()
+    totals = {name: int(row[name] or 0) for name, _ in wanted}
+    flags = rollout.select("app_id", F.explode("risks").alias("risk")).select(
+        "app_id", F.col("risk.name").alias("name"), F.col("risk.value").alias("value")
+    )
+    per_risk = flags.groupBy("name").agg(F.count(F.lit(1)).alias("n")).collect()
+    counts = {r["name"]: int(r["n"]) for r in per_risk}
+    # The worst: the largest value, then the smallest app_id, so that reruns name the same application.
+    first = Window.partitionBy("name").orderBy(F.col("value").desc(), F.col("app_id"))
+    worst = {
+        r["name"]: r["app_id"]
+        for r in flags.withColumn("rank", F.row_number().over(first)).where("rank = 1").collect()
+    }
+    return RolloutView(totals, counts, worst)
 
 
 def runs_row(
@@ -146,13 +213,20 @@ def runs_row(
     planned_at_ms: int,
     versions: dict[str, int],
     statuses: dict[str, int],
+    rollout: RolloutView | None = None,
 ) -> DataFrame:
     counts = [statuses.get(s, 0) for s in STATUSES]
-    row = (run_id, COMPLETE, versions, sum(counts), *counts)
+    view = rollout or RolloutView({}, {}, {})
+    row = (
+        run_id, COMPLETE, versions, sum(counts), *counts,
+        view.totals, view.risk_counts, view.worst_applications,
+    )  # fmt: skip
     frame = spark.createDataFrame(
         [row],
         "run_id string, status string, input_versions map<string,bigint>, num_applications int, num_ok int, "
-        "num_invalid_input int, num_invalid_assignment int, num_assignor_failed int",
+        "num_invalid_input int, num_invalid_assignment int, num_assignor_failed int, "
+        "rollout_totals map<string,bigint>, risk_counts map<string,int>, "
+        "worst_applications map<string,string>",
     )
     frame = frame.withColumn("planned_at", _ts(planned_at_ms)).withColumn(
         "completed_at", _ts(int(time.time() * 1000))
@@ -211,7 +285,10 @@ def run_job(
     total = prepared.app_ids.count()
     log.info("shaping and planning %d applications (grouped map: %s)", total, config.grouped_map.value)
     settings = PlanSettings(
-        now_ms=planned_at_ms, assignor=config.assignor, allowed_assignors=config.allowed_assignors
+        now_ms=planned_at_ms,
+        assignor=config.assignor,
+        allowed_assignors=config.allowed_assignors,
+        rollout=config.rollout,
     )
     progress = spark.sparkContext.accumulator(0)
     planned = plan_in_grouped_map(prepared.apps, settings, config.grouped_map, progress).persist(
@@ -245,6 +322,7 @@ def run_job(
             }
         totals = _totals(frames["assignment_results"])
         statuses = totals.pop("statuses")
+        rollout = rollout_view(frames["rollout"])
         log.info(
             "planned %d applications: %s", sum(statuses.values()),
             ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())),
@@ -253,7 +331,7 @@ def run_job(
         for table in RUN_TABLES:
             check_sole_writer(spark, config.output_location(table), writer)
         write_run_rows(
-            runs_row(spark, run_id, planned_at_ms, snapshot.versions, statuses),
+            runs_row(spark, run_id, planned_at_ms, snapshot.versions, statuses, rollout),
             config.output_location("runs"),
             writer,
         )
@@ -269,6 +347,7 @@ def run_job(
         ignored_rows=ignored,
         output=config.output_path or ", ".join(str(config.output_location(t)) for t in (*RUN_TABLES, "runs")),
         seconds=time.perf_counter() - started,
+        rollout=rollout,
         **totals,
     )
 
@@ -332,6 +411,10 @@ def parse_args(argv: Sequence[str]) -> tuple[JobConfig, argparse.Namespace]:
     parser.add_argument("--grouped-map", choices=[k.value for k in GroupedMapKind], help="override the conf")
     parser.add_argument("--shuffle-partitions", type=int, help="spark.sql.shuffle.partitions for the run")
     parser.add_argument("--master", help="Spark master for a local session (default local[*])")
+    parser.add_argument(
+        "--fail-on-risk", action="store_true",
+        help="exit 3 after the run completes when any application's rollout raised a risk flag",
+    )  # fmt: skip
     args = parser.parse_args(list(argv))
     config = load_conf_file(args.conf)
     config = replace(
@@ -347,13 +430,15 @@ def parse_args(argv: Sequence[str]) -> tuple[JobConfig, argparse.Namespace]:
             args.shuffle_partitions if args.shuffle_partitions is not None else config.shuffle_partitions
         ),
         master=args.master,
+        fail_on_risk=args.fail_on_risk,
     )
     return config, args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Exit 0 when the run completed; 2, with one line on stderr, when it could not (a setting, an input
-    table, a write): per-application problems never fail the run, they are rows of `assignment_results`."""
+    table, a write): per-application problems never fail the run, they are rows of `assignment_results`.
+    With --fail-on-risk, 3 when the run completed but an application's rollout raised a risk flag."""
     configure_logging()
     try:
         config, _ = parse_args(sys.argv[1:] if argv is None else argv)
@@ -368,7 +453,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: the run failed: {one_line(e)}", file=sys.stderr)
         return 2
     print(summary.text())
+    if config.fail_on_risk and summary.rollout.flagged:
+        risks = ", ".join(f"{n} {r}" for r, n in sorted(summary.rollout.risk_counts.items()))
+        print(
+            f"error: run {summary.run_id} completed, but {summary.rollout.flagged} applications' rollouts "
+            f"are flagged ({risks}): --fail-on-risk",
+            file=sys.stderr,
+        )
+        return RISK_EXIT_CODE
     return 0
+
+
+# A completed run whose plan needs a person's review (--fail-on-risk): distinct from 2, a run that failed.
+RISK_EXIT_CODE = 3
 
 
 # Loggers of libraries the job drives: their INFO lines (py4j's "Closing down clientserver connection", one

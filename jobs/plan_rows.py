@@ -12,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fleet_assignor.assignor.configs import RackAwareStrategy
 from fleet_assignor.assignor.planner import plan
 from fleet_assignor.assignor.registry import HIGH_AVAILABILITY
-from fleet_assignor.assignor.scenario import ScenarioError, load_scenario
+from fleet_assignor.assignor.rollout import RolloutSettings, rollout_report
+from fleet_assignor.assignor.scenario import Scenario, ScenarioError, load_scenario
 from fleet_assignor.assignor.transitions import task_transitions
 from fleet_assignor.jobs.scenario_shape import (
     AppInput,
@@ -30,14 +32,19 @@ from fleet_assignor.schemas.contract import (
     ROW_ASSIGNMENT,
     ROW_CLIENT,
     ROW_RESULT,
+    ROW_ROLLOUT,
     ROW_TRANSITION,
     assignment_rows,
     client_assignment_rows,
     result_row,
+    rollout_row,
     transition_rows,
 )
 
 COLUMNS: tuple[str, ...] = PLANNED_ROWS.column_names
+
+
+DEFAULT_ROLLOUT = RolloutSettings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +56,8 @@ class PlanSettings:
     # The custom `module:Class` assignors the job's configuration allows; a table row naming any other is
     # INVALID_INPUT and nothing is imported (table data never chooses code to run).
     allowed_assignors: frozenset[str] = frozenset()
+    # How the rollout report simulates and flags each rolled-out plan (conf `[rollout]`, docs/rollout.md).
+    rollout: RolloutSettings = DEFAULT_ROLLOUT
 
     def importable_assignors(self) -> frozenset[str]:
         """The allowlist, plus a custom `assignor` override: the operator's own command line is the job's
@@ -76,12 +85,30 @@ def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> 
             rows += assignment_rows(planned, kind=ROW_ASSIGNMENT, app_id=app_id)
             rows += client_assignment_rows(planned, kind=ROW_CLIENT, app_id=app_id)
             rows += transition_rows(task_transitions(scenario, planned), kind=ROW_TRANSITION, app_id=app_id)
+            report = rollout_report(
+                scenario,
+                planned,
+                settings.rollout,
+                assignor=settings.assignor,
+                allowed_assignors=settings.importable_assignors(),
+            )
+            rack_aware = is_rack_aware(scenario)
+            rows.append(rollout_row(report, planned, rack_aware, kind=ROW_ROLLOUT, app_id=app_id))
     except ScenarioError as e:
         where = describe_path(app.scenario, e.path)
         return [invalid_input_row(app, f"{where}: {e.reason} (scenario path {e.path})", settings)]
     except Exception as e:
         return [invalid_input_row(app, f"could not be planned: {type(e).__name__}: {e}", settings)]
     return rows
+
+
+def is_rack_aware(scenario: Scenario) -> bool:
+    """Whether the application's configs ask for rack awareness: a rack-aware strategy for its tasks, or
+    client tags to spread its standbys over."""
+    configs = scenario.application_state.configs
+    return configs.rack_aware_assignment_strategy is not RackAwareStrategy.NONE or bool(
+        configs.rack_aware_assignment_tags
+    )
 
 
 def failed_row(app_id: str, detail: str, settings: PlanSettings) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from fleet_assignor.assignor.distribution import task_order
 from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.assignor.planner import PlanResult, PlanStatus
 from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.rollout import RolloutReport
 from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET
 from fleet_assignor.assignor.task_id import TaskId
 from fleet_assignor.assignor.transitions import TaskTransition
@@ -208,6 +209,11 @@ RUNS = _table(
     ("num_invalid_assignment", INT),
     ("num_assignor_failed", INT),
     ("completed_at", TIMESTAMP),
+    # The rollout report's fleet view (docs/rollout.md): totals over the rolled-out applications, how many
+    # applications each risk flagged, and the worst application by each flagged risk.
+    ("rollout_totals", MapOf(STRING, LONG)),
+    ("risk_counts", MapOf(STRING, INT)),
+    ("worst_applications", MapOf(STRING, STRING)),
     partition_column=PARTITION_COLUMN,
 )
 ASSIGNMENTS = _table(
@@ -281,9 +287,55 @@ TASK_TRANSITIONS = _table(
     partition_column=PARTITION_COLUMN,
 )
 
+RISK = StructOf((("name", STRING), ("value", DOUBLE), ("threshold", DOUBLE)))
+# What putting one application's plan into effect costs (assignor.rollout.RolloutReport, docs/rollout.md):
+# one row per rolled-out application (status OK or ASSIGNOR_FAILED) and run.
+ROLLOUT_REPORT_COLUMNS: tuple[tuple[str, ColumnType], ...] = (
+    ("tasks", INT),
+    ("stateful_tasks", INT),
+    ("active_moves", INT),
+    ("standby_moves", INT),
+    ("warmup_moves", INT),
+    ("active_moves_fraction", DOUBLE),
+    ("standby_moves_fraction", DOUBLE),
+    ("warmup_moves_fraction", DOUBLE),
+    ("restore_records", LONG),
+    ("active_balance_per_thread_before", DOUBLE),
+    ("active_balance_per_thread_after", DOUBLE),
+    ("active_balance_per_client_before", INT),
+    ("active_balance_per_client_after", INT),
+    ("standby_balance_per_thread_before", DOUBLE),
+    ("standby_balance_per_thread_after", DOUBLE),
+    ("standby_balance_per_client_before", INT),
+    ("standby_balance_per_client_after", INT),
+    ("cross_rack_before", LONG),
+    ("cross_rack_after", LONG),
+    ("probing_rebalances", INT),
+    ("total_active_moves", INT),
+    ("total_standby_moves", INT),
+    ("total_warmup_moves", INT),
+    ("catch_up_per_round", LONG),
+    ("estimated_duration_ms", LONG),
+    ("converged", BOOL),
+    ("rounds_simulated", INT),
+    ("truncated", BOOL),
+    ("stop_reason", STRING),
+    ("simulation_ms", DOUBLE),
+    ("risks", ArrayOf(RISK)),
+)
+ROLLOUT = _table(
+    "rollout",
+    ("run_id", STRING),
+    ("app_id", STRING),
+    ("assignor", STRING),
+    ("rack_aware", BOOL),
+    *ROLLOUT_REPORT_COLUMNS,
+    partition_column=PARTITION_COLUMN,
+)
+
 # The order the job writes them in: `runs` last, as it marks the run complete.
 OUTPUT_TABLES: dict[str, Table] = {
-    t.name: t for t in (ASSIGNMENT_RESULTS, ASSIGNMENTS, CLIENT_ASSIGNMENTS, TASK_TRANSITIONS, RUNS)
+    t.name: t for t in (ASSIGNMENT_RESULTS, ASSIGNMENTS, CLIENT_ASSIGNMENTS, TASK_TRANSITIONS, ROLLOUT, RUNS)
 }
 # The tables holding a run's plan (every output table but `runs`).
 PLAN_TABLE_NAMES: tuple[str, ...] = tuple(name for name in OUTPUT_TABLES if name != "runs")
@@ -296,6 +348,7 @@ ROW_RESULT = "RESULT"
 ROW_ASSIGNMENT = "ASSIGNMENT"
 ROW_CLIENT = "CLIENT"
 ROW_TRANSITION = "TRANSITION"
+ROW_ROLLOUT = "ROLLOUT"
 
 # The RESULT rows carry assignment_results' columns but these: the job adds run_id and planned_at, and
 # app_id and restore_lag are shared with other kinds (listed once, above them).
@@ -323,13 +376,18 @@ PLANNED_ROWS = Table(
         Column("restore_lag", LONG),
         # RESULT
         *(c for c in ASSIGNMENT_RESULTS.columns if c.name not in _RESULT_COLUMNS_NOT_REPEATED),
+        # ROLLOUT (also `assignor`, `active_moves` and `standby_moves`, the same columns as a RESULT's)
+        *(c for c in ROLLOUT.columns if c.name not in ("run_id", *ASSIGNMENT_RESULTS.column_names)),
     ),
 )
 _PLANNED = PLANNED_ROWS.column_names
+_RESULT_ROW_COLUMNS = tuple(
+    c for c in ASSIGNMENT_RESULTS.column_names if c not in _RESULT_COLUMNS_NOT_REPEATED
+)
 # The columns each kind of row fills; every other column of PLANNED_ROWS is null in rows of that kind, and
 # rows are sparse dicts of these columns only (a missing one is read as null).
 KIND_COLUMNS: dict[str, tuple[str, ...]] = {
-    ROW_RESULT: ("kind", "app_id", "restore_lag", *_PLANNED[_PLANNED.index("restore_lag") + 1 :]),
+    ROW_RESULT: ("kind", "app_id", "restore_lag", *_RESULT_ROW_COLUMNS),
     ROW_ASSIGNMENT: (
         "kind", "app_id", "process_id", "consumer_client_id", "task_id", "task_type", "is_warmup",
     ),
@@ -337,6 +395,7 @@ KIND_COLUMNS: dict[str, tuple[str, ...]] = {
         "kind", "app_id", "process_id", "active_tasks", "standby_tasks", "followup_rebalance_deadline_ms",
     ),
     ROW_TRANSITION: ("kind", "app_id", "process_id", "task_id", "transition", "restore_lag"),
+    ROW_ROLLOUT: ("kind", *(c for c in ROLLOUT.column_names if c != "run_id")),
 }  # fmt: skip
 
 # ------------------------------------------------------------------------------- statuses and run states
@@ -433,6 +492,12 @@ def result_row(planned: PlanResult, **fixed: Any) -> dict[str, Any]:
         "restore_lag": metrics.restore_lag,
         "duration_ms": float(planned.elapsed_ms),
     }
+
+
+def rollout_row(report: RolloutReport, planned: PlanResult, rack_aware: bool, **fixed: Any) -> dict[str, Any]:
+    """The `rollout` row of a rolled-out plan, without `run_id`; `rack_aware`: whether the application's
+    configs asked for rack-aware assignment (a rack-aware strategy, or client tags for its standbys)."""
+    return {**fixed, "assignor": planned.assignor, "rack_aware": rack_aware, **report.as_row()}
 
 
 def assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, Any]]:

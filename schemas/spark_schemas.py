@@ -63,6 +63,7 @@ ASSIGNMENTS = spark_schema(contract.ASSIGNMENTS)
 CLIENT_ASSIGNMENTS = spark_schema(contract.CLIENT_ASSIGNMENTS)
 ASSIGNMENT_RESULTS = spark_schema(contract.ASSIGNMENT_RESULTS)
 TASK_TRANSITIONS = spark_schema(contract.TASK_TRANSITIONS)
+ROLLOUT = spark_schema(contract.ROLLOUT)
 
 INPUT_TABLES: dict[str, StructType] = {name: spark_schema(t) for name, t in contract.INPUT_TABLES.items()}
 # The order the job writes them in: `runs` last, as it marks the run complete.

@@ -6,6 +6,7 @@ Everything here builds model objects directly; nothing runs an assignor.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 
 from fleet_assignor.assignor import (
@@ -183,3 +184,25 @@ def healthy_app(app: str, index: int) -> dict[str, list[dict]]:
         "changelog_end_offsets": [{"app_id": app, "topic": changelog, "partition": 0, "end_offset": 100}],
         "partition_racks": [],
     }  # fmt: skip
+
+
+def equivalent_scenario(example: dict, app_id: str, *, drop_configs: bool = False) -> dict:
+    """The scenario the tables say: consumers carry history (the first consumer holds the client's
+    previous tasks, as scenario_to_input_rows writes them)."""
+    scenario = copy.deepcopy(example)
+    scenario["app_id"] = app_id
+    if drop_configs:
+        scenario["configs"] = {}
+    for client in scenario["clients"]:
+        names = client.get("consumers") or [
+            f"{client['process_id']}-{n}" for n in range(1, client["threads"] + 1)
+        ]
+        client["consumers"] = [
+            {
+                "id": name,
+                "prev_active": client.get("prev_active", []) if i == 0 else [],
+                "prev_standby": client.get("prev_standby", []) if i == 0 else [],
+            }
+            for i, name in enumerate(names)
+        ]
+    return scenario

@@ -181,8 +181,8 @@ def test_the_notebook_runs_headless_and_writes_its_plots(fleet, tmp_path, monkey
     client.execute()  # raises CellExecutionError on the first failing cell
     written = sorted(p.name for p in plots.glob("*.png"))
     assert written == sorted(
-        ["fleet_overview.png", "moves_per_app.png", "rack_traffic.png", "client_load.png", "transitions.png",
-         "simulation.png"]
+        ["rollout.png", "fleet_overview.png", "moves_per_app.png", "rack_traffic.png", "client_load.png",
+         "transitions.png", "simulation.png"]
     )  # fmt: skip
     assert all((plots / name).stat().st_size > 5_000 for name in written)
     assert not (REPO_ROOT / "notebooks" / "plots").exists()
@@ -197,8 +197,8 @@ def test_plots_command_writes_the_fleet_figures(fleet, tmp_path, capsys):
         == 0
     )
     names = sorted(p.name for p in target.glob("*.png"))
-    assert names == ["fleet_overview.png", "moves_per_app.png", "rack_traffic.png"]
-    assert capsys.readouterr().out.count(".png") == 3
+    assert names == ["fleet_overview.png", "moves_per_app.png", "rack_traffic.png", "rollout.png"]
+    assert capsys.readouterr().out.count(".png") == 4
 
 
 def test_the_readme_exploring_example_runs_on_this_run(fleet, tmp_path, monkeypatch):

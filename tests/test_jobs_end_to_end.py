@@ -4,7 +4,6 @@ one-application planner says about the same scenario."""
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -25,32 +24,11 @@ from fleet_assignor.jobs.plan_assignments import run_job
 from fleet_assignor.jobs.prepare import prepare_fleet
 from fleet_assignor.schemas.contract import merge_input_rows, scenario_to_input_rows
 from fleet_assignor.schemas.spark_schemas import INPUT_TABLES
+from tests.fixtures import equivalent_scenario
 
 pytestmark = pytest.mark.spark
 
 PLANNED_AT_MS = 1_767_225_600_123  # 2026-01-01T00:00:00.123Z
-
-
-def equivalent_scenario(example: dict, app_id: str, *, drop_configs: bool = False) -> dict:
-    """The scenario the tables say: consumers carry history (the first consumer holds the client's
-    previous tasks, as scenario_to_input_rows writes them)."""
-    scenario = copy.deepcopy(example)
-    scenario["app_id"] = app_id
-    if drop_configs:
-        scenario["configs"] = {}
-    for client in scenario["clients"]:
-        names = client.get("consumers") or [
-            f"{client['process_id']}-{n}" for n in range(1, client["threads"] + 1)
-        ]
-        client["consumers"] = [
-            {
-                "id": name,
-                "prev_active": client.get("prev_active", []) if i == 0 else [],
-                "prev_standby": client.get("prev_standby", []) if i == 0 else [],
-            }
-            for i, name in enumerate(names)
-        ]
-    return scenario
 
 
 @pytest.fixture(scope="module")

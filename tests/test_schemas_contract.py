@@ -82,9 +82,22 @@ def test_every_table_of_tables_md_with_its_columns_in_order():
             "run_id", "app_id", "process_id", "active_tasks", "standby_tasks", "followup_rebalance_deadline",
         ),
         "task_transitions": ("run_id", "app_id", "process_id", "task_id", "transition", "restore_lag"),
+        "rollout": (
+            "run_id", "app_id", "assignor", "rack_aware", "tasks", "stateful_tasks", "active_moves",
+            "standby_moves", "warmup_moves", "active_moves_fraction", "standby_moves_fraction",
+            "warmup_moves_fraction", "restore_records", "active_balance_per_thread_before",
+            "active_balance_per_thread_after", "active_balance_per_client_before",
+            "active_balance_per_client_after", "standby_balance_per_thread_before",
+            "standby_balance_per_thread_after", "standby_balance_per_client_before",
+            "standby_balance_per_client_after", "cross_rack_before", "cross_rack_after", "probing_rebalances",
+            "total_active_moves", "total_standby_moves", "total_warmup_moves", "catch_up_per_round",
+            "estimated_duration_ms", "converged", "rounds_simulated", "truncated", "stop_reason",
+            "simulation_ms", "risks",
+        ),
         "runs": (
             "run_id", "planned_at", "status", "input_versions", "num_applications", "num_ok",
             "num_invalid_input", "num_invalid_assignment", "num_assignor_failed", "completed_at",
+            "rollout_totals", "risk_counts", "worst_applications",
         ),
     }  # fmt: skip
     # `runs` is written last: it marks the run complete.
@@ -94,6 +107,7 @@ def test_every_table_of_tables_md_with_its_columns_in_order():
         "assignments",
         "client_assignments",
         "task_transitions",
+        "rollout",
     )
 
 
