@@ -197,8 +197,7 @@ def _rows_by_app(spark, out: str, run_id: str) -> dict[str, list[str]]:
     rows: dict[str, list[str]] = {}
     for table in RUN_TABLES:
         frame = read_complete(spark, out, table).where(F.col("run_id") == run_id).drop("run_id")
-        if "duration_ms" in frame.columns:
-            frame = frame.drop("duration_ms")
+        frame = frame.drop("duration_ms", "simulation_ms")  # the machine's timings
         for r in frame.collect():
             record = r.asDict(recursive=True)
             rows.setdefault(record["app_id"], []).append(

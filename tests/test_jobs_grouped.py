@@ -53,7 +53,7 @@ def test_arrow_output_holds_every_value_of_every_kind_of_row():
         "b", compact(app_id="b"), PlanSettings(now_ms=NOW, assignor="fleet_test_assignors:FailingAssignor")
     )
     rows += plan_application("c", compact(clients=[]), PlanSettings(now_ms=NOW))
-    assert {r["kind"] for r in rows} == {"RESULT", "ASSIGNMENT", "CLIENT", "TRANSITION"}
+    assert {r["kind"] for r in rows} == {"RESULT", "ASSIGNMENT", "CLIENT", "TRANSITION", "ROLLOUT"}
     assert {r["status"] for r in rows if r["kind"] == "RESULT"} == {"OK", "ASSIGNOR_FAILED", "INVALID_INPUT"}
 
     # A row holds only columns its kind fills: a key that is no column would be dropped on the way to Arrow.
@@ -114,7 +114,7 @@ def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_
     assert bad[0]["error_detail"].startswith("could not be written: ")
 
     def timeless(rows):
-        return [{k: v for k, v in r.items() if k != "duration_ms"} for r in rows]
+        return [{k: v for k, v in r.items() if k not in ("duration_ms", "simulation_ms")} for r in rows]
 
     good = [r for r in rows if r["app_id"] == "good"]
     assert len(good) > 1
