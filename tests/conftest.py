@@ -8,6 +8,9 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+# The shared helpers' asserts (Kafka's AssignmentTestUtils checks) report like the tests' own.
+pytest.register_assert_rewrite("tests.fixtures")
+
 
 SCENARIOS_DIR = REPO_ROOT / "tests" / "data" / "scenarios"
 

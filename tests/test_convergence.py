@@ -39,7 +39,7 @@ from fleet_assignor.assignor import (
 )
 from fleet_assignor.assignor.high_availability import assign_high_availability
 from fleet_assignor.assignor.rack import RackAwareTaskAssignor
-from tests.test_high_availability import (
+from tests.fixtures import (
     assert_balanced_active_assignment,
     assert_balanced_stateful_assignment,
     assert_valid_assignment,

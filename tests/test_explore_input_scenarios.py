@@ -10,7 +10,7 @@ import pytest
 from fleet_assignor import explore
 from fleet_assignor.assignor.planner import plan_scenario
 from fleet_assignor.explore.input_scenarios import scenario_rows, scenarios_from_tables
-from tests.test_explore_planning import NOW, transitions_scenario
+from tests.fixtures import EXPLORE_NOW, transitions_scenario
 
 P1 = "00000000-0000-0000-0000-000000000001"
 P2 = "00000000-0000-0000-0000-000000000002"
@@ -170,8 +170,8 @@ def test_rows_of_scenarios_read_back_into_scenarios_that_plan_the_same(scenarios
     assert [s["app_id"] for s in rebuilt] == sorted(s["app_id"] for s in scenarios)
     by_app = {s["app_id"]: s for s in rebuilt}
     for original in scenarios:
-        a = plan_scenario(original, now_ms=NOW)
-        b = plan_scenario(by_app[original["app_id"]], now_ms=NOW)
+        a = plan_scenario(original, now_ms=EXPLORE_NOW)
+        b = plan_scenario(by_app[original["app_id"]], now_ms=EXPLORE_NOW)
         for key in ("status", "probing_rebalance", "unassigned", "metrics"):
             assert a[key] == b[key], (original["app_id"], key)
         clients_a = {c["process_id"]: (c["active"], c["standby"], c["warmup"]) for c in a["assignment"]}
@@ -199,4 +199,4 @@ def test_optional_tables_may_be_absent(missing):
     del tables[missing]
     [scenario] = scenarios_from_tables(tables)
     assert scenario["app_id"] == "a"
-    assert explore.plan_fleet([scenario], now_ms=NOW).results["a"]["status"] == "OK"
+    assert explore.plan_fleet([scenario], now_ms=EXPLORE_NOW).results["a"]["status"] == "OK"

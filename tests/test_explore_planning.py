@@ -9,98 +9,7 @@ import json
 import pytest
 
 from fleet_assignor import explore
-from fleet_assignor.explore.scripted import plan_config
-
-NOW = 1_700_000_000_000
-A = "00000000-0000-0000-0000-000000000001"
-B = "00000000-0000-0000-0000-000000000002"
-C = "00000000-0000-0000-0000-000000000003"
-STATEFUL = ["0_0", "0_1", "0_2", "0_3", "0_4", "0_5"]
-
-
-def _task(task_id: str, changelog: bool) -> dict:
-    partition = int(task_id.split("_")[1])
-    parts = [
-        {
-            "topic": f"in-{task_id[0]}",
-            "partition": partition,
-            "source": True,
-            "changelog": False,
-            "racks": ["r1"],
-        }
-    ]
-    if changelog:
-        parts.append(
-            {
-                "topic": "store-changelog",
-                "partition": partition,
-                "source": False,
-                "changelog": True,
-                "racks": ["r2"],
-            }
-        )
-    return {
-        "id": task_id,
-        "stateful": changelog,
-        "stores": ["store"] if changelog else [],
-        "partitions": parts,
-    }
-
-
-def transitions_scenario() -> dict:
-    """Previous: A runs 0_0-0_2 and stands by 0_3; B runs 0_4 and stands by 0_5; C is new. The scripted
-    plan below reaches every transition kind once or more (worked out in the test)."""
-    plan = {
-        A: {"active": ["0_0", "0_3"], "standby": ["0_1"]},
-        B: {"active": ["0_2"], "standby": ["0_0", "0_5"]},
-        C: {"active": ["0_1", "0_4", "0_5", "1_0"], "warmup": ["0_3"]},
-    }
-    full = dict.fromkeys(STATEFUL, 1000)
-    return {
-        "app_id": "transitions",
-        "configs": {
-            "assignor": "fleet_assignor.explore.scripted:ScriptedAssignor",
-            "assignor_configs": plan_config(plan),
-        },
-        "tasks": [_task(t, True) for t in STATEFUL] + [_task("1_0", False)],
-        "clients": [
-            {
-                "process_id": A,
-                "consumers": ["a-1"],
-                "prev_active": ["0_0", "0_1", "0_2"],
-                "prev_standby": ["0_3"],
-                "lags": {**full, "0_0": -2, "0_1": -2, "0_2": -2, "0_3": 50},
-                "rack": "r1",
-            },
-            {
-                "process_id": B,
-                "consumers": ["b-1"],
-                "prev_active": ["0_4"],
-                "prev_standby": ["0_5"],
-                "lags": {**full, "0_4": -2, "0_5": 10},
-                "rack": "r2",
-            },
-            {"process_id": C, "consumers": ["c-1"], "lags": {**full, "0_1": -3, "0_4": 200}, "rack": "r1"},
-        ],
-    }
-
-
-# (process, task) -> (transition, restore_lag), by tables.md's rules applied to the scenario above.
-EXPECTED_TRANSITIONS = {
-    (A, "0_0"): ("KEEP_ACTIVE", 0),
-    (A, "0_1"): ("DEMOTE_ACTIVE", 0),
-    (A, "0_2"): ("CLOSE", 0),
-    (A, "0_3"): ("PROMOTE_STANDBY", 50),
-    (B, "0_0"): ("CREATE_STANDBY", 1000),
-    (B, "0_2"): ("CREATE_ACTIVE", 1000),
-    (B, "0_4"): ("CLOSE", 0),
-    (B, "0_5"): ("KEEP_STANDBY", 10),
-    (C, "0_1"): ("CREATE_ACTIVE", 1000),  # lag -3: the whole changelog
-    (C, "0_3"): ("CREATE_WARMUP", 1000),
-    (C, "0_4"): ("CREATE_ACTIVE", 200),
-    (C, "0_5"): ("CREATE_ACTIVE", 1000),
-    (C, "1_0"): ("CREATE_ACTIVE", 0),  # no changelog
-}
+from tests.fixtures import EXPECTED_TRANSITIONS, EXPLORE_NOW, A, B, C, transitions_scenario
 
 
 @pytest.fixture(scope="module")
@@ -112,11 +21,11 @@ def examples(scenarios_dir):
 
 @pytest.fixture(scope="module")
 def planned(examples):
-    return explore.plan_fleet(examples, now_ms=NOW)
+    return explore.plan_fleet(examples, now_ms=EXPLORE_NOW)
 
 
 def test_every_transition_kind_with_its_restore_lag():
-    plan = explore.plan_one(transitions_scenario(), now_ms=NOW)
+    plan = explore.plan_one(transitions_scenario(), now_ms=EXPLORE_NOW)
     assert plan.results["transitions"]["status"] == "OK", plan.results["transitions"]["error_detail"]
     rows = explore.task_transitions(plan.frames, "transitions")
     got = {(r.process_id, r.task_id): (r.transition, r.restore_lag) for r in rows.itertuples()}
@@ -128,7 +37,7 @@ def test_every_transition_kind_with_its_restore_lag():
 
 
 def test_moves_and_restore_lag_of_the_scripted_plan():
-    plan = explore.plan_one(transitions_scenario(), now_ms=NOW)
+    plan = explore.plan_one(transitions_scenario(), now_ms=EXPLORE_NOW)
     moves = explore.moves(plan.frames, "transitions")
     active = moves[moves["role"] == "ACTIVE"][["task_id", "from_process_id", "to_process_id"]].values.tolist()
     # 0_1 left A for C, 0_2 left A for B, 0_4 left B for C; 0_0 stayed on A.
@@ -172,7 +81,7 @@ def test_unusable_scenario_is_one_invalid_input_row_and_the_others_are_planned(e
     broken = copy.deepcopy(examples[0])
     broken["app_id"] = "broken"
     broken["clients"][0]["process_id"] = "not-a-uuid"
-    plan = explore.plan_fleet([broken, examples[1]], now_ms=NOW)
+    plan = explore.plan_fleet([broken, examples[1]], now_ms=EXPLORE_NOW)
     bad = plan.frames.result("broken")
     assert bad["status"] == "INVALID_INPUT"
     assert "clients[0].process_id" in bad["error_detail"]
@@ -182,7 +91,7 @@ def test_unusable_scenario_is_one_invalid_input_row_and_the_others_are_planned(e
 
 def test_planning_never_mutates_the_scenarios(examples):
     before = copy.deepcopy(examples)
-    explore.plan_fleet(examples, now_ms=NOW)
+    explore.plan_fleet(examples, now_ms=EXPLORE_NOW)
     assert examples == before
 
 

@@ -12,14 +12,14 @@ import pytest
 
 from fleet_assignor import explore
 from fleet_assignor.explore import plots
-from tests.test_explore_planning import NOW, transitions_scenario
+from tests.fixtures import EXPLORE_NOW, transitions_scenario, two_clients
 
 
 @pytest.fixture(scope="module")
 def planned(scenarios_dir):
     scenarios = [transitions_scenario()]
     scenarios += [json.loads(p.read_text()) for p in sorted((scenarios_dir).glob("example-00[0-5].json"))]
-    return explore.plan_fleet(scenarios, now_ms=NOW).frames
+    return explore.plan_fleet(scenarios, now_ms=EXPLORE_NOW).frames
 
 
 def _bar_heights(ax, label: str) -> list[float]:
@@ -78,9 +78,7 @@ def test_moves_per_app_and_fleet_overview(planned, tmp_path):
 
 
 def test_simulation_plot(tmp_path):
-    from tests.test_explore_simulate import two_clients
-
-    sim = explore.simulate(two_clients(), now_ms=NOW, catch_up_per_round=600)
+    sim = explore.simulate(two_clients(), now_ms=EXPLORE_NOW, catch_up_per_round=600)
     ax = plots.plot_simulation(sim).axes[0]
     assert _bar_heights(ax, "active_moves") == [0.0, 0.0, 1.0]
     assert "2 probing rebalances, converged" in ax.get_title()

@@ -1,6 +1,6 @@
 """The exploration API on a small real run of the fleet job (local Spark + Delta), read without Spark.
 
-One job run per module: the transitions scenario of test_explore_planning (every transition kind), three
+One job run per module: the transitions scenario of tests/fixtures.py (every transition kind), three
 shared examples, and one application without topology rows (INVALID_INPUT). Input tables are written with
 delta-rs (the job accepts any Delta writer), which keeps this module's Spark time to the job itself.
 """
@@ -18,7 +18,7 @@ from deltalake import DeltaTable, write_deltalake
 
 from fleet_assignor import explore
 from fleet_assignor.explore.input_scenarios import scenario_rows
-from tests.test_explore_planning import EXPECTED_TRANSITIONS, NOW, transitions_scenario
+from tests.fixtures import EXPECTED_TRANSITIONS, EXPLORE_NOW, code_blocks, transitions_scenario
 
 pytestmark = pytest.mark.spark
 
@@ -47,7 +47,7 @@ def fleet(spark, tmp_path_factory, scenarios_dir):
     _write_inputs(base / "input", scenario_rows([*scenarios, no_topology]))
     config, _ = parse_args(
         ["--input-path", str(base / "input"), "--output-path", str(base / "output"), "--run-id", RUN_ID,
-         "--planned-at", str(NOW)]
+         "--planned-at", str(EXPLORE_NOW)]
     )  # fmt: skip
     # The transitions scenario names a custom assignor: the job's configuration must allow it.
     config = replace(
@@ -64,7 +64,7 @@ def run(fleet):
 
 def test_the_run_is_found_with_its_statuses(run):
     assert run.run_id == RUN_ID
-    assert run.planned_at_ms == NOW
+    assert run.planned_at_ms == EXPLORE_NOW
     statuses = dict(zip(run.results["app_id"], run.results["status"], strict=False))
     assert statuses == {"transitions": "OK", **dict.fromkeys(EXAMPLES, "OK"), "no-topology": "INVALID_INPUT"}
     errors = explore.errors_by_type(run)
@@ -84,7 +84,7 @@ def test_every_transition_kind_as_the_job_wrote_it(run):
 def test_analyses_of_the_job_run_equal_those_of_the_planner_on_the_same_inputs(fleet, run):
     # The scenarios rebuilt from the run's input tables, planned directly: same plans, same analyses.
     scenarios = explore.load_scenarios(fleet["input"], versions=run.run["input_versions"])
-    planned = explore.plan_fleet([s for s in scenarios if s["app_id"] != "no-topology"], now_ms=NOW)
+    planned = explore.plan_fleet([s for s in scenarios if s["app_id"] != "no-topology"], now_ms=EXPLORE_NOW)
     comparison = explore.compare_runs(run, planned.frames).set_index("app_id")
     for app_id in ("transitions", *EXAMPLES):
         row = comparison.loc[app_id]
@@ -112,7 +112,7 @@ def test_analyses_of_the_job_run_equal_those_of_the_planner_on_the_same_inputs(f
 
 
 def test_the_original_scenarios_plan_to_the_same_client_assignments(fleet, run):
-    planned = explore.plan_fleet(fleet["scenarios"], now_ms=NOW)
+    planned = explore.plan_fleet(fleet["scenarios"], now_ms=EXPLORE_NOW)
     comparison = explore.compare_runs(run, planned.frames).set_index("app_id")
     for app_id in ("transitions", *EXAMPLES):
         assert comparison.loc[app_id, "actives_differ"] == 0, app_id
@@ -203,8 +203,6 @@ def test_plots_command_writes_the_fleet_figures(fleet, tmp_path, capsys):
 
 def test_the_readme_exploring_example_runs_on_this_run(fleet, tmp_path, monkeypatch):
     """README's "Exploring a run" block, as written, on this module's run (paths pointed at it)."""
-    from tests.test_readme import code_blocks
-
     block = next(text for heading, text in code_blocks("python") if heading == "Exploring a run")
     source = block.replace('"fleet-output/outputs"', repr(str(fleet["output"])))
     source = source.replace('"fleet-output/inputs"', repr(str(fleet["input"])))

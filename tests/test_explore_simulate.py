@@ -9,34 +9,7 @@ import pytest
 
 from fleet_assignor import explore
 from fleet_assignor.assignor.planner import plan_scenario
-
-NOW = 1_700_000_000_000
-INTERVAL = 600_000
-A = "00000000-0000-0000-0000-000000000001"
-B = "00000000-0000-0000-0000-000000000002"
-
-
-def _task(task_id: str) -> dict:
-    partition = int(task_id.split("_")[1])
-    return {"id": task_id, "stateful": True, "stores": ["s"], "partitions": [
-        {"topic": "in", "partition": partition, "source": True, "changelog": False},
-        {"topic": "s-changelog", "partition": partition, "source": False, "changelog": True},
-    ]}  # fmt: skip
-
-
-def two_clients() -> dict:
-    """A runs both stateful tasks; B is new with no state (changelogs of 1000 records)."""
-    return {
-        "app_id": "sim",
-        "configs": {"acceptable_recovery_lag": 100, "max_warmup_replicas": 1, "num_standby_replicas": 0,
-                    "probing_rebalance_interval_ms": INTERVAL},
-        "tasks": [_task("0_0"), _task("0_1")],
-        "clients": [
-            {"process_id": A, "consumers": ["a-1"], "prev_active": ["0_0", "0_1"],
-             "lags": {"0_0": -2, "0_1": -2}},
-            {"process_id": B, "consumers": ["b-1"], "lags": {"0_0": 1000, "0_1": 1000}},
-        ],
-    }  # fmt: skip
+from tests.fixtures import EXPLORE_NOW, INTERVAL, A, B, two_clients
 
 
 def _comparable(result: dict) -> dict:
@@ -48,7 +21,7 @@ def _client(result: dict, pid: str) -> dict:
 
 
 def test_warmup_catches_up_then_the_task_moves_and_the_plan_converges():
-    sim = explore.simulate(two_clients(), now_ms=NOW, catch_up_per_round=600, max_rounds=10)
+    sim = explore.simulate(two_clients(), now_ms=EXPLORE_NOW, catch_up_per_round=600, max_rounds=10)
     # B is 1000 behind: 400 after one round, caught up (0 <= 100) after two; then one task moves to B.
     assert sim.converged
     assert len(sim.rounds) == 3
@@ -57,13 +30,13 @@ def test_warmup_catches_up_then_the_task_moves_and_the_plan_converges():
     assert list(summary["active_moves"]) == [0, 0, 1]
     assert list(summary["warmups"]) == [1, 1, 0]
     assert list(summary["probing_rebalance"]) == [True, True, False]
-    assert list(summary["now_ms"]) == [NOW, NOW + INTERVAL, NOW + 2 * INTERVAL]
+    assert list(summary["now_ms"]) == [EXPLORE_NOW, EXPLORE_NOW + INTERVAL, EXPLORE_NOW + 2 * INTERVAL]
     final = sim.rounds[-1].result
     assert sorted(len(c["active"]) for c in final["assignment"]) == [1, 1]
 
 
 def test_the_second_round_equals_planning_the_carried_out_scenario_by_hand():
-    sim = explore.simulate(two_clients(), now_ms=NOW, catch_up_per_round=600, max_rounds=2)
+    sim = explore.simulate(two_clients(), now_ms=EXPLORE_NOW, catch_up_per_round=600, max_rounds=2)
     first = sim.rounds[0].result
     warmed = _client(first, B)["warmup"]
     assert len(warmed) == 1
@@ -79,18 +52,18 @@ def test_the_second_round_equals_planning_the_carried_out_scenario_by_hand():
          "lags": {w: 400, other: 1000}},
     ]  # fmt: skip
     second = sim.rounds[1]
-    assert second.now_ms == NOW + INTERVAL
-    assert _comparable(second.result) == _comparable(plan_scenario(by_hand, now_ms=NOW + INTERVAL))
+    assert second.now_ms == EXPLORE_NOW + INTERVAL
+    assert _comparable(second.result) == _comparable(plan_scenario(by_hand, now_ms=EXPLORE_NOW + INTERVAL))
 
 
 def test_instant_catch_up_converges_in_two_rounds():
-    sim = explore.simulate(two_clients(), now_ms=NOW, catch_up_per_round=None)
+    sim = explore.simulate(two_clients(), now_ms=EXPLORE_NOW, catch_up_per_round=None)
     assert sim.converged and sim.probing_rebalances == 1
     assert list(sim.summary()["active_moves"]) == [0, 1]
 
 
 def test_no_catch_up_never_converges_within_the_rounds():
-    sim = explore.simulate(two_clients(), now_ms=NOW, catch_up_per_round=0, max_rounds=4)
+    sim = explore.simulate(two_clients(), now_ms=EXPLORE_NOW, catch_up_per_round=0, max_rounds=4)
     assert not sim.converged
     assert sim.probing_rebalances == 4
     assert list(sim.summary()["active_moves"]) == [0, 0, 0, 0]
@@ -99,17 +72,17 @@ def test_no_catch_up_never_converges_within_the_rounds():
 def test_simulation_leaves_the_input_alone_and_checks_its_arguments():
     scenario = two_clients()
     snapshot = json.dumps(scenario, sort_keys=True)
-    explore.simulate(scenario, now_ms=NOW, catch_up_per_round=600)
+    explore.simulate(scenario, now_ms=EXPLORE_NOW, catch_up_per_round=600)
     assert json.dumps(scenario, sort_keys=True) == snapshot
     with pytest.raises(ValueError, match="max_rounds"):
-        explore.simulate(scenario, now_ms=NOW, max_rounds=0)
+        explore.simulate(scenario, now_ms=EXPLORE_NOW, max_rounds=0)
     with pytest.raises(ValueError, match="catch_up_per_round"):
-        explore.simulate(scenario, now_ms=NOW, catch_up_per_round=-1)
+        explore.simulate(scenario, now_ms=EXPLORE_NOW, catch_up_per_round=-1)
 
 
 def test_every_round_of_a_larger_example_replans_identically(scenarios_dir):
     scenario = json.loads((scenarios_dir / "example-006.json").read_text())
-    sim = explore.simulate(scenario, now_ms=NOW, catch_up_per_round=50_000, max_rounds=4)
+    sim = explore.simulate(scenario, now_ms=EXPLORE_NOW, catch_up_per_round=50_000, max_rounds=4)
     for round_ in sim.rounds:
         assert _comparable(round_.result) == _comparable(plan_scenario(round_.scenario, now_ms=round_.now_ms))
     # the next round's previous assignment is exactly the plan of the round before

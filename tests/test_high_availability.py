@@ -2,7 +2,7 @@
 `none` variant; #33 and #34 under the rack strategies are in test_high_availability_rack_random.py), the
 worked example of §4.9, the KIP-924 wrapper (warmups, follow-up deadline) and determinism.
 
-The helpers below are Kafka's AssignmentTestUtils (§11.0); the convergence test reuses them.
+Kafka's AssignmentTestUtils (§11.0) are in tests/fixtures.py; the convergence test uses them too.
 """
 
 from __future__ import annotations
@@ -23,12 +23,18 @@ from tests.fixtures import (
     TASK_1_3,
     TASK_2_0,
     app_state,
+    assert_balanced_active_assignment,
+    assert_balanced_stateful_assignment,
+    assert_balanced_tasks,
+    assert_valid_assignment,
     client_state,
     clients_map,
     pid,
     stateful_task,
     stateless_task,
     streams_state,
+    subtopology_skew,
+    verify_task_placement,
 )
 
 LONG_MAX = (1 << 63) - 1
@@ -60,73 +66,6 @@ def run(clients: Mapping[ProcessId, ClientState], all_tasks, stateful, cfg: Assi
     probing = assign_high_availability(clients, all_tasks, stateful, cfg)
     verify_task_placement(clients, all_tasks)
     return probing
-
-
-# --- Kafka's AssignmentTestUtils ------------------------------------------------------------------------
-
-
-def verify_task_placement(clients: Mapping[ProcessId, ClientState], all_tasks: Iterable[TaskId]) -> None:
-    """Every task has exactly one active; no client holds a task both as active and as standby."""
-    for task in all_tasks:
-        owners = [p for p, c in clients.items() if c.has_active(task)]
-        assert len(owners) == 1, f"task {task} active on {owners}"
-    for state in clients.values():
-        assert not set(state.active_tasks) & set(state.standby_tasks), state
-
-
-def assert_valid_assignment(
-    num_standby: int,
-    stateful: Iterable[TaskId],
-    stateless: Iterable[TaskId],
-    clients: Mapping[ProcessId, ClientState],
-    max_warmups: int = 0,
-) -> None:
-    """Known tasks only, no standby of a stateless task, each task on exactly
-    min(clients, 1 + standbys) clients (stateless: 1); up to ``max_warmups`` tasks have one extra holder."""
-    stateful, stateless = set(stateful), set(stateless)
-    known = stateful | stateless
-    holders: dict[TaskId, int] = {t: 0 for t in known}
-    for state in clients.values():
-        for t in state.active_tasks:
-            assert t in known, f"unknown active {t}"
-            holders[t] += 1
-        for t in state.standby_tasks:
-            assert t in stateful, f"standby {t} is not a stateful task"
-            holders[t] += 1
-    extra = 0
-    for t, count in holders.items():
-        expected = min(len(clients), 1 + (num_standby if t in stateful else 0))
-        if count == expected + 1 and extra < max_warmups:
-            extra += 1
-            continue
-        assert count == expected, f"task {t} on {count} clients, expected {expected}"
-
-
-def assert_balanced_active_assignment(clients: Mapping[ProcessId, ClientState]) -> None:
-    loads = [c.active_task_load for c in clients.values()]
-    assert max(loads) - min(loads) <= 1.0, loads
-
-
-def assert_balanced_stateful_assignment(stateful: Iterable[TaskId], clients: Mapping[ProcessId, ClientState]):
-    stateful = set(stateful)
-    loads = [
-        len((set(c.active_tasks) | set(c.standby_tasks)) & stateful) / c.capacity for c in clients.values()
-    ]
-    assert max(loads) - min(loads) <= 1.0, loads
-
-
-def subtopology_skew(clients: Mapping[ProcessId, ClientState]) -> int:
-    """The largest (max - min) over subtopologies with an active anywhere of the per-client active counts."""
-    subtopologies = {t.subtopology for c in clients.values() for t in c.active_tasks}
-    worst = 0
-    for sub in subtopologies:
-        counts = [sum(1 for t in c.active_tasks if t.subtopology == sub) for c in clients.values()]
-        worst = max(worst, max(counts) - min(counts))
-    return worst
-
-
-def assert_balanced_tasks(clients: Mapping[ProcessId, ClientState], threshold: int = 1) -> None:
-    assert subtopology_skew(clients) <= threshold
 
 
 # --- §11.1 -------------------------------------------------------------------------------------------

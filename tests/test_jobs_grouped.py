@@ -22,7 +22,7 @@ from fleet_assignor.jobs.grouped import (
 from fleet_assignor.jobs.plan_rows import COLUMNS, PlanSettings, plan_application
 from fleet_assignor.schemas import contract
 from fleet_assignor.schemas.contract import KIND_COLUMNS
-from tests.test_jobs_plan_rows import NOW, FailingAssignor, compact
+from tests.fixtures import JOBS_NOW, FailingAssignor, compact
 
 
 @pytest.fixture(autouse=True)
@@ -48,11 +48,13 @@ def test_the_grouped_map_kind_is_parsed_from_its_setting():
 def test_arrow_output_holds_every_value_of_every_kind_of_row():
     """The grouped map's Arrow table holds every value of every row, in the rows' order, and nulls where a
     kind fills nothing."""
-    rows = plan_application("a", compact(), PlanSettings(now_ms=NOW))
+    rows = plan_application("a", compact(), PlanSettings(now_ms=JOBS_NOW))
     rows += plan_application(
-        "b", compact(app_id="b"), PlanSettings(now_ms=NOW, assignor="fleet_test_assignors:FailingAssignor")
+        "b",
+        compact(app_id="b"),
+        PlanSettings(now_ms=JOBS_NOW, assignor="fleet_test_assignors:FailingAssignor"),
     )
-    rows += plan_application("c", compact(clients=[]), PlanSettings(now_ms=NOW))
+    rows += plan_application("c", compact(clients=[]), PlanSettings(now_ms=JOBS_NOW))
     assert {r["kind"] for r in rows} == {"RESULT", "ASSIGNMENT", "CLIENT", "TRANSITION", "ROLLOUT"}
     assert {r["status"] for r in rows if r["kind"] == "RESULT"} == {"OK", "ASSIGNOR_FAILED", "INVALID_INPUT"}
 
@@ -67,7 +69,7 @@ def test_arrow_output_holds_every_value_of_every_kind_of_row():
 def test_arrow_output_is_one_record_batch_per_call():
     """pyspark writes every record batch a grouped-map call returns as its own Arrow message, at a cost per
     batch that outweighs small applications' planning: the per-kind tables leave as one batch."""
-    rows = plan_application("a", compact(), PlanSettings(now_ms=NOW))
+    rows = plan_application("a", compact(), PlanSettings(now_ms=JOBS_NOW))
     assert len({r["kind"] for r in rows}) > 1
     batches = rows_table(rows).to_batches()
     assert len(batches) == 1 and batches[0].num_rows == len(rows)
@@ -78,14 +80,14 @@ def test_a_grouped_map_call_raises_the_workers_gc_threshold_and_never_lowers_it(
     table = pa.table({"app_id": ["a"], "scenario": [compact()]})
     try:
         gc.set_threshold(700, 10, 10)  # Python's default
-        assert arrow_function(PlanSettings(now_ms=NOW))(table).num_rows > 1
+        assert arrow_function(PlanSettings(now_ms=JOBS_NOW))(table).num_rows > 1
         assert gc.get_threshold() == WORKER_GC_THRESHOLD
         gc.set_threshold(700, 10, 10)
-        assert len(pandas_function(PlanSettings(now_ms=NOW))(table.to_pandas())) > 1
+        assert len(pandas_function(PlanSettings(now_ms=JOBS_NOW))(table.to_pandas())) > 1
         assert gc.get_threshold() == WORKER_GC_THRESHOLD
         higher = (WORKER_GC_THRESHOLD[0] * 2, 20, 20)
         gc.set_threshold(*higher)
-        arrow_function(PlanSettings(now_ms=NOW))(table)
+        arrow_function(PlanSettings(now_ms=JOBS_NOW))(table)
         assert gc.get_threshold() == higher
     finally:
         gc.set_threshold(*before)
@@ -106,7 +108,7 @@ def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_
 
     monkeypatch.setattr(grouped, "plan_application", oversized)
     table = grouped.planned_table(
-        [("good", compact()), ("bad", compact()), ("good2", compact())], PlanSettings(NOW)
+        [("good", compact()), ("bad", compact()), ("good2", compact())], PlanSettings(JOBS_NOW)
     )
     rows = table.to_pylist()
     bad = [r for r in rows if r["app_id"] == "bad"]
@@ -118,5 +120,5 @@ def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_
 
     good = [r for r in rows if r["app_id"] == "good"]
     assert len(good) > 1
-    assert timeless(good) == timeless(rows_table(real("good", compact(), PlanSettings(NOW))).to_pylist())
+    assert timeless(good) == timeless(rows_table(real("good", compact(), PlanSettings(JOBS_NOW))).to_pylist())
     assert [r["app_id"] for r in rows if r["kind"] == "RESULT"] == ["good", "bad", "good2"]

@@ -4,7 +4,6 @@ follow-up; INVALID_ASSIGNMENT writes no plan rows)."""
 
 from __future__ import annotations
 
-import json
 import sys
 import types
 
@@ -14,42 +13,11 @@ from fleet_assignor.assignor import (
     AssignedTask,
     BaseTaskAssignor,
     KafkaStreamsAssignment,
-    ProcessId,
     TaskAssignment,
     TaskId,
 )
 from fleet_assignor.jobs.plan_rows import PlanSettings, plan_application
-
-NOW = 1_767_225_600_000
-P1, P2 = str(ProcessId.of(1)), str(ProcessId.of(2))
-
-
-def compact(**overrides) -> str:
-    """What jobs.prepare builds for a two-client app with a stateful 0_0 (end sum 100) and stateless 0_1."""
-    obj = {
-        "app_id": "a",
-        "configs": {"num_standby_replicas": 1},
-        "tasks": [
-            {"id": "0_0", "stores": ["s"], "end_sum": 100, "partitions": [
-                {"topic": "cl", "partition": 0, "source": False, "changelog": True, "racks": []}]},
-            {"id": "0_1", "stores": [], "partitions": [
-                {"topic": "in", "partition": 1, "source": True, "changelog": False, "racks": []}]},
-        ],
-        "clients": [
-            {"process_id": P1, "consumers": [{"id": "c1", "prev_active": ["0_0"], "prev_standby": []}],
-             "rack": None, "tags": {}, "lags": {"0_0": -2}},
-            {"process_id": P2, "consumers": [{"id": "c2", "prev_active": ["0_1"], "prev_standby": []}],
-             "rack": None, "tags": {}, "lags": {"0_0": 60}},
-        ],
-        "lags_computed": True,
-    }  # fmt: skip
-    obj.update(overrides)
-    return json.dumps(obj)
-
-
-class FailingAssignor(BaseTaskAssignor):
-    def assign(self, application_state):
-        raise RuntimeError("boom from the assignor")
+from tests.fixtures import JOBS_NOW, P1, P2, FailingAssignor, compact
 
 
 class DoubleActiveAssignor(BaseTaskAssignor):
@@ -73,7 +41,7 @@ def _kinds(rows):
 
 
 def test_ok_app_gives_result_assignment_client_and_transition_rows():
-    rows = plan_application("a", compact(), PlanSettings(now_ms=NOW))
+    rows = plan_application("a", compact(), PlanSettings(now_ms=JOBS_NOW))
     assert _kinds(rows)[0] == "RESULT"
     result = rows[0]
     assert (result["status"], result["error"], result["num_tasks"], result["num_stateful_tasks"]) == (
@@ -94,7 +62,7 @@ def test_ok_app_gives_result_assignment_client_and_transition_rows():
 
 
 def test_assignor_that_raises_keeps_previous_plan_with_immediate_followup():
-    settings = PlanSettings(now_ms=NOW, assignor="fleet_test_assignors:FailingAssignor")
+    settings = PlanSettings(now_ms=JOBS_NOW, assignor="fleet_test_assignors:FailingAssignor")
     rows = plan_application("a", compact(), settings)
     result = rows[0]
     assert result["status"] == "ASSIGNOR_FAILED" and result["error"] == "NONE"
@@ -102,12 +70,12 @@ def test_assignor_that_raises_keeps_previous_plan_with_immediate_followup():
     assert result["probing_rebalance"] is True
     clients = {r["process_id"]: r for r in rows if r["kind"] == "CLIENT"}
     assert clients[P1]["active_tasks"] == ["0_0"] and clients[P2]["active_tasks"] == ["0_1"]
-    assert {r["followup_rebalance_deadline_ms"] for r in clients.values()} == {NOW}
+    assert {r["followup_rebalance_deadline_ms"] for r in clients.values()} == {JOBS_NOW}
     assert any(r["kind"] == "TRANSITION" for r in rows)
 
 
 def test_invalid_assignment_writes_only_the_result_row():
-    settings = PlanSettings(now_ms=NOW, assignor="fleet_test_assignors:DoubleActiveAssignor")
+    settings = PlanSettings(now_ms=JOBS_NOW, assignor="fleet_test_assignors:DoubleActiveAssignor")
     rows = plan_application("a", compact(), settings)
     assert _kinds(rows) == ["RESULT"]
     assert rows[0]["status"] == "INVALID_ASSIGNMENT"
@@ -117,7 +85,7 @@ def test_invalid_assignment_writes_only_the_result_row():
 
 def test_row_problems_give_one_invalid_input_row_without_planning():
     rows = plan_application(
-        "a", compact(problems=["tasks row (task_id=null): task_id is null"]), PlanSettings(NOW)
+        "a", compact(problems=["tasks row (task_id=null): task_id is null"]), PlanSettings(JOBS_NOW)
     )
     assert _kinds(rows) == ["RESULT"]
     assert rows[0]["status"] == "INVALID_INPUT"
@@ -127,16 +95,16 @@ def test_row_problems_give_one_invalid_input_row_without_planning():
 
 def test_scenario_error_path_is_named_as_table_row_and_column():
     bad_config = compact(configs={"max_warmup_replicas": 0})
-    rows = plan_application("a", bad_config, PlanSettings(NOW))
+    rows = plan_application("a", bad_config, PlanSettings(JOBS_NOW))
     assert rows[0]["status"] == "INVALID_INPUT"
     assert rows[0]["error_detail"].startswith("applications row (app_id=a), column max_warmup_replicas: ")
     assert "(scenario path configs.max_warmup_replicas)" in rows[0]["error_detail"]
-    unknown = plan_application("a", compact(), PlanSettings(NOW, assignor="nope"))
+    unknown = plan_application("a", compact(), PlanSettings(JOBS_NOW, assignor="nope"))
     assert unknown[0]["status"] == "INVALID_INPUT" and "nope" in unknown[0]["error_detail"]
 
 
 def test_input_that_cannot_even_be_shaped_is_one_invalid_input_row():
-    rows = plan_application("a", "{not json", PlanSettings(NOW))
+    rows = plan_application("a", "{not json", PlanSettings(JOBS_NOW))
     assert _kinds(rows) == ["RESULT"]
     assert rows[0]["status"] == "INVALID_INPUT"
     assert rows[0]["error_detail"].startswith("could not be shaped: JSONDecodeError")
@@ -144,11 +112,11 @@ def test_input_that_cannot_even_be_shaped_is_one_invalid_input_row():
 
 def test_a_custom_assignor_outside_the_allowlist_is_invalid_input():
     rows = plan_application("a", compact(configs={"assignor": "fleet_test_assignors:FailingAssignor"}),
-                            PlanSettings(NOW))  # fmt: skip
+                            PlanSettings(JOBS_NOW))  # fmt: skip
     assert _kinds(rows) == ["RESULT"] and rows[0]["status"] == "INVALID_INPUT"
     assert "not allowed by the job's configuration" in rows[0]["error_detail"]
     assert rows[0]["assignor"] == "fleet_test_assignors:FailingAssignor"
-    allowed = PlanSettings(NOW, allowed_assignors=frozenset({"fleet_test_assignors:FailingAssignor"}))
+    allowed = PlanSettings(JOBS_NOW, allowed_assignors=frozenset({"fleet_test_assignors:FailingAssignor"}))
     rows = plan_application(
         "a", compact(configs={"assignor": "fleet_test_assignors:FailingAssignor"}), allowed
     )

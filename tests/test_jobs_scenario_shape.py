@@ -7,7 +7,7 @@ import json
 
 from fleet_assignor.assignor import ProcessId
 from fleet_assignor.jobs.scenario_shape import describe_path, invalid_input_detail, shape_application
-from tests.test_jobs_plan_rows import P1, P2, compact
+from tests.fixtures import P1, P2, compact
 
 
 def test_describe_path_maps_back_to_rows():

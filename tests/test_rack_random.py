@@ -14,7 +14,7 @@ from fleet_assignor.assignor.configs import RackAwareStrategy
 from fleet_assignor.assignor.rack import RackAwareTaskAssignor
 from fleet_assignor.assignor.rack.graph import build_problem
 from fleet_assignor.assignor.standby import assign_standby_replicas
-from tests.test_rack_fixtures import app_state, pid, tid, ttp
+from tests.fixtures import pid, rack_app_state, tid, ttp
 
 STRATEGIES = ["min_traffic", "balance_subtopology"]
 COSTS = {"stateful": (10, 1), "stateless": (1, 0)}
@@ -73,7 +73,7 @@ def _skew_per_subtopology(states) -> int:
 @pytest.mark.parametrize("seed", range(3))
 def test_should_optimize_random_active(strategy, kind, seed):
     rng = random.Random(seed)
-    app = app_state(
+    app = rack_app_state(
         _random_topology(rng, 40, 3, 30), _clients(30, 30), rack_aware_assignment_strategy=strategy
     )
     states = _deal_randomly(app, rng)
@@ -95,7 +95,7 @@ def test_should_maintain_original_assignment_for_min_cost(strategy, seed):
     """Traffic cost 0, non-overlap 1: min_traffic keeps the input exactly; balance gives a valid answer
     (ours also keeps the input wherever the subtopology caps allow it)."""
     rng = random.Random(seed)
-    app = app_state(
+    app = rack_app_state(
         _random_topology(rng, 40, 3, 20), _clients(30, 20), rack_aware_assignment_strategy=strategy
     )
     states = _deal_randomly(app, rng)
@@ -118,7 +118,7 @@ def test_should_optimize_random_standby(strategy, seed):
     racks, 30 x 3 tasks, 20 clients of capacity 3, 3 standbys placed by the client-tag assignor with the
     rack as tag; the optimizer with the tag rule keeps replicas on distinct racks and the counts."""
     rng = random.Random(seed)
-    app = app_state(
+    app = rack_app_state(
         _random_topology(rng, 30, 3, 20), _clients(20, 20, tags=True, capacity=3),
         rack_aware_assignment_strategy=strategy, num_standby_replicas=3, rack_aware_assignment_tags=("rack",),
     )  # fmt: skip
@@ -166,7 +166,9 @@ def test_legacy_enablement_with_stated_reason(case, standbys, reason):
     ]
     strategy = "none" if case == "strategy none" else "min_traffic"
     rack = RackAwareTaskAssignor(
-        app_state([task], clients, rack_aware_assignment_strategy=strategy, num_standby_replicas=standbys)
+        rack_app_state(
+            [task], clients, rack_aware_assignment_strategy=strategy, num_standby_replicas=standbys
+        )
     )
     assert rack.can_enable_rack_awareness() is (reason is None)
     assert (rack.disabled_reason or "").startswith(reason or "")

@@ -11,7 +11,7 @@ import random
 from fleet_assignor.assignor import AssignedTask, KafkaStreamsAssignment, TaskInfo
 from fleet_assignor.assignor.rack import optimize_rack_aware_standby_tasks
 from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams
-from tests.test_rack_fixtures import app_state, client, pid, tid, ttp
+from tests.fixtures import pid, rack_app_state, rack_client, tid, ttp
 
 RACKS = ["r1", "r2", "r3"]
 
@@ -25,7 +25,7 @@ def _instance(rng: random.Random):
         ))
         for i in range(n_tasks)
     ]  # fmt: skip
-    clients = [client(n + 1, rng.choice(RACKS)) for n in range(n_clients)]
+    clients = [rack_client(n + 1, rng.choice(RACKS)) for n in range(n_clients)]
     active, standby = {}, {}
     for i in range(n_tasks):
         owners = rng.sample(range(1, n_clients + 1), rng.randint(2, min(3, n_clients)))
@@ -79,8 +79,9 @@ def test_global_standby_placement_is_optimal_on_random_small_instances():
         tasks, clients, active, standby = _instance(rng)
         tc, nc = rng.choice([(10, 1), (1, 10), (1, 0), (3, 2)])
         strategy = rng.choice(["min_traffic", "balance_subtopology"])
-        app = app_state(tasks, clients, rack_aware_assignment_strategy=strategy, rack_aware_traffic_cost=tc,
-                        rack_aware_non_overlap_cost=nc, num_standby_replicas=2)  # fmt: skip
+        app = rack_app_state(tasks, clients, rack_aware_assignment_strategy=strategy,
+                             rack_aware_traffic_cost=tc, rack_aware_non_overlap_cost=nc,
+                             num_standby_replicas=2)  # fmt: skip
         assignments = _assignments(clients, active, standby)
         result = optimize_rack_aware_standby_tasks(RackAwareOptimizationParams.of(app), assignments)
         assert result.total_cost == _brute_force(tasks, clients, active, standby, tc, nc)

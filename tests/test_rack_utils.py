@@ -17,7 +17,17 @@ from fleet_assignor.assignor.rack import (
 from fleet_assignor.assignor.rack.enablement import utils_enablement
 from fleet_assignor.assignor.rack.graph import ceil_share
 from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams
-from tests.test_rack_fixtures import app_state, client, pid, tid, ttp
+from tests.fixtures import (
+    SIX_TASKS,
+    STANDBY_LAYOUT_ACTIVE,
+    STANDBY_LAYOUT_STANDBY,
+    pid,
+    rack_app_state,
+    rack_client,
+    rack_task,
+    tid,
+    ttp,
+)
 
 STRATEGIES = ["min_traffic", "balance_subtopology"]
 
@@ -47,13 +57,13 @@ def layout(assignments) -> dict[int, tuple[list[str], list[str]]]:
 def _app(tasks, clients, strategy, **configs):
     configs.setdefault("rack_aware_traffic_cost", 100)
     configs.setdefault("rack_aware_non_overlap_cost", 1)
-    return app_state(tasks, clients, rack_aware_assignment_strategy=strategy, **configs)
+    return rack_app_state(tasks, clients, rack_aware_assignment_strategy=strategy, **configs)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_should_optimize_active_task_simple(strategy):
     tasks = [one_partition_task("0_0", {"rack-2"}), one_partition_task("0_1", {"rack-1"})]
-    app = _app(tasks, [client(1, "rack-1"), client(2, "rack-2")], strategy)
+    app = _app(tasks, [rack_client(1, "rack-1"), rack_client(2, "rack-2")], strategy)
     assignments = assignments_of({1: ["0_0"], 2: ["0_1"]})
     result = optimize_rack_aware_active_tasks(RackAwareOptimizationParams.of(app), assignments)
     assert layout(assignments) == {1: (["0_1"], []), 2: (["0_0"], [])}
@@ -67,7 +77,7 @@ def test_should_optimize_active_task_simple(strategy):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_should_optimize_standby_tasks_basic(strategy):
     tasks = [one_partition_task("0_0", {"rack-2"}), one_partition_task("0_1", {"rack-3"})]
-    clients = [client(1, "rack-1"), client(2, "rack-2"), client(3, "rack-3")]
+    clients = [rack_client(1, "rack-1"), rack_client(2, "rack-2"), rack_client(3, "rack-3")]
     app = _app(tasks, clients, strategy, num_standby_replicas=1)
     assignments = assignments_of({1: ["0_0", "0_1"]}, {2: ["0_1"], 3: ["0_0"]})
     result = optimize_rack_aware_standby_tasks(RackAwareOptimizationParams.of(app), assignments)
@@ -79,7 +89,7 @@ def test_should_optimize_standby_tasks_basic(strategy):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_should_not_violate_client_tags_during_standby_optimization_same_rack(strategy):
     tasks = [one_partition_task("0_0", {"r2"}), one_partition_task("0_1", {"r3"})]
-    clients = [client(n, "r1", tags={"az": az}) for n, az in ((1, "1"), (2, "1"), (3, "2"), (4, "3"))]
+    clients = [rack_client(n, "r1", tags={"az": az}) for n, az in ((1, "1"), (2, "1"), (3, "2"), (4, "3"))]
     app = _app(tasks, clients, strategy, num_standby_replicas=1, rack_aware_assignment_tags=("az",))
     assignments = assignments_of({1: ["0_0"], 2: ["0_1"]}, {3: ["0_1"], 4: ["0_0"]})
     before = layout(assignments)
@@ -90,7 +100,7 @@ def test_should_not_violate_client_tags_during_standby_optimization_same_rack(st
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_should_keep_actives_already_on_a_shared_rack(strategy):
     tasks = [one_partition_task("0_0", {"r1", "r2"}), one_partition_task("0_1", {"r2", "r3"})]
-    clients = [client(1, "r1"), client(2, "r2"), client(3, "r3")]
+    clients = [rack_client(1, "r1"), rack_client(2, "r2"), rack_client(3, "r3")]
     app = _app(tasks, clients, strategy)
     assignments = assignments_of({1: ["0_0"], 3: ["0_1"]})
     result = optimize_rack_aware_active_tasks(
@@ -140,8 +150,8 @@ def test_enablement_checks_with_stated_reason(case, task_type, expected_reason):
             ttp("log", 0, changelog_racks, source=False, changelog=True),
         ),
     )
-    clients = [client(1, "r1"), client(2, None if case == "client without rack" else "r2")]
-    app = app_state(
+    clients = [rack_client(1, "r1"), rack_client(2, None if case == "client without rack" else "r2")]
+    app = rack_app_state(
         [task], clients, rack_aware_assignment_strategy="none" if case == "strategy none" else "min_traffic"
     )
     traffic = None if case == "no traffic cost" else 10
@@ -154,9 +164,9 @@ def test_enablement_checks_with_stated_reason(case, task_type, expected_reason):
 
 def test_disabled_optimization_reports_reason_and_changes_nothing():
     tasks = [one_partition_task("0_0", {"rack-2"}), one_partition_task("0_1", {"rack-1"})]
-    app = app_state(
+    app = rack_app_state(
         tasks,
-        [client(1, "rack-1"), client(2, None)],
+        [rack_client(1, "rack-1"), rack_client(2, None)],
         rack_aware_assignment_strategy="min_traffic",
         rack_aware_traffic_cost=10,
         rack_aware_non_overlap_cost=1,
@@ -175,10 +185,10 @@ def test_policy_fix_standby_optimizer_checks_client_tags_against_real_destinatio
     the source with itself and swaps; ours refuses."""
     tasks = [one_partition_task("0_0", {"r3"}), one_partition_task("0_1", {"r2"})]
     clients = [
-        client(1, "r1", tags={"az": "a"}),
-        client(2, "r2", tags={"az": "b"}),
-        client(3, "r3", tags={"az": "a"}),
-        client(4, "r4", tags={"az": "c"}),
+        rack_client(1, "r1", tags={"az": "a"}),
+        rack_client(2, "r2", tags={"az": "b"}),
+        rack_client(3, "r3", tags={"az": "a"}),
+        rack_client(4, "r4", tags={"az": "c"}),
     ]
     app = _app(tasks, clients, strategy, num_standby_replicas=1, rack_aware_assignment_tags=("az",))
     assignments = assignments_of({1: ["0_0"], 4: ["0_1"]}, {2: ["0_0"], 3: ["0_1"]})
@@ -197,7 +207,7 @@ def test_policy_fix_active_never_moves_onto_its_own_standby(strategy):
     """0_0 reads rack r2 only and its standby sits on C2 (r2): the cheapest move would put the active
     there, and Kafka's map overwrite would silently drop the standby. The edge is left out instead."""
     tasks = [one_partition_task("0_0", {"r2"}), one_partition_task("0_1", {"r1"})]
-    app = _app(tasks, [client(1, "r1"), client(2, "r2")], strategy, num_standby_replicas=1)
+    app = _app(tasks, [rack_client(1, "r1"), rack_client(2, "r2")], strategy, num_standby_replicas=1)
     assignments = assignments_of({1: ["0_0"], 2: ["0_1"]}, {2: ["0_0"]})
     result = optimize_rack_aware_active_tasks(RackAwareOptimizationParams.of(app), assignments)
     assert layout(assignments) == {1: (["0_0"], []), 2: (["0_1"], ["0_0"])}
@@ -211,8 +221,10 @@ def test_policy_fix_active_never_moves_onto_its_own_standby(strategy):
 def test_policy_fix_cost_overrides_satisfy_the_gate():
     """Kafka's gate reads only the configs, so the sticky assignor's default costs never take effect."""
     tasks = [one_partition_task("0_0", {"rack-2"}), one_partition_task("0_1", {"rack-1"})]
-    app = app_state(
-        tasks, [client(1, "rack-1"), client(2, "rack-2")], rack_aware_assignment_strategy="min_traffic"
+    app = rack_app_state(
+        tasks,
+        [rack_client(1, "rack-1"), rack_client(2, "rack-2")],
+        rack_aware_assignment_strategy="min_traffic",
     )
     assignments = assignments_of({1: ["0_0"], 2: ["0_1"]})
     params = (
@@ -238,11 +250,8 @@ def test_standby_placement_without_tags_is_global_and_beats_pairwise_search():
     """rack.md §10's standby layout on the KIP-924 path without tags: Kafka's pairwise swaps reach 60 -> 20
     (2 remote changelog partitions); the exact count-preserving re-placement gets no higher, keeps every
     client's standby count and never puts a standby next to its active or twice on one client."""
-    from tests.test_rack_fixtures import kafka_task
-    from tests.test_rack_legacy import SIX_TASKS, STANDBY_LAYOUT_ACTIVE, STANDBY_LAYOUT_STANDBY
-
-    clients = [client(n) for n in (1, 2, 3, 4, 6, 7)]
-    app = _app([kafka_task(t) for t in SIX_TASKS], clients, "min_traffic", num_standby_replicas=2,
+    clients = [rack_client(n) for n in (1, 2, 3, 4, 6, 7)]
+    app = _app([rack_task(t) for t in SIX_TASKS], clients, "min_traffic", num_standby_replicas=2,
                rack_aware_traffic_cost=10)  # fmt: skip
     assignments = assignments_of(STANDBY_LAYOUT_ACTIVE, STANDBY_LAYOUT_STANDBY)
     result = optimize_rack_aware_standby_tasks(RackAwareOptimizationParams.of(app), assignments)

@@ -13,49 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures import README, assignor_commands, code_blocks, shell_commands
+
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "README.md"
-# Examples too slow for the test suite; `make bench` runs them.
-SLOW = ("benchmarks.",)
-
-
-def code_blocks(language: str) -> list[tuple[str, str]]:
-    """(heading of the section, block text) of every fenced block in that language, in README order."""
-    blocks, heading = [], ""
-    lines = README.read_text().splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("#"):
-            heading = line.lstrip("#").strip()
-        if line.strip() == f"```{language}":
-            end = lines.index("```", i + 1)
-            blocks.append((heading, "\n".join(lines[i + 1 : end])))
-            i = end
-        i += 1
-    return blocks
-
-
-def shell_commands(block: str) -> list[str]:
-    """Commands of a bash block: continuation lines joined, trailing comments dropped."""
-    commands, current = [], ""
-    for raw in block.splitlines():
-        line = re.sub(r"\s+#.*$", "", raw).rstrip()
-        if line.endswith("\\"):
-            current += line[:-1] + " "
-            continue
-        current += line
-        if current.strip():
-            commands.append(current.strip())
-        current = ""
-    return commands
-
-
-def assignor_commands() -> list[str]:
-    return [
-        c for _, block in code_blocks("bash") for c in shell_commands(block)
-        if c.startswith(".venv/bin/python -m ") and not any(s in c for s in SLOW)
-    ]  # fmt: skip
 
 
 def run_example(command: str, scenarios_dir: Path, tmp_path: Path) -> subprocess.CompletedProcess:

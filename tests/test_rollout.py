@@ -26,8 +26,8 @@ from fleet_assignor.assignor.rollout import (
 from fleet_assignor.assignor.scenario import load_scenario
 from fleet_assignor.assignor.simulation import StopReason
 from fleet_assignor.explore.scripted import plan_config
+from tests.fixtures import EXPLORE_NOW, INTERVAL, A, B, two_clients
 from tests.scenario_generator import generate_scenarios
-from tests.test_explore_simulate import INTERVAL, NOW, A, B, two_clients
 
 C = "00000000-0000-0000-0000-000000000003"
 SCRIPTED = "fleet_assignor.explore.scripted:ScriptedAssignor"
@@ -76,7 +76,7 @@ SPREAD_OUT = {
 
 
 def report_of(scenario_dict: dict, settings: RolloutSettings | None = None, **kwargs) -> RolloutReport:
-    scenario = load_scenario(scenario_dict, now_ms=NOW)
+    scenario = load_scenario(scenario_dict, now_ms=EXPLORE_NOW)
     return rollout_report(scenario, plan(scenario), settings, **kwargs)
 
 
@@ -314,7 +314,7 @@ def _examples(scenarios_dir):
 
 def check_properties(scenario_dict: dict, settings: RolloutSettings) -> RolloutReport:
     """Invariants of any report, and that explore.simulate (the same simulation) walks the same rounds."""
-    scenario = load_scenario(scenario_dict, now_ms=NOW)
+    scenario = load_scenario(scenario_dict, now_ms=EXPLORE_NOW)
     planned = plan(scenario)
     report = rollout_report(scenario, planned, settings)
     app = scenario_dict["app_id"]
@@ -330,7 +330,7 @@ def check_properties(scenario_dict: dict, settings: RolloutSettings) -> RolloutR
     assert all(flag.value > flag.threshold for flag in report.risks), app
     sim = explore.simulate(
         scenario_dict,
-        now_ms=NOW,
+        now_ms=EXPLORE_NOW,
         catch_up_per_round=report.catch_up_per_round,
         max_rounds=settings.max_rounds,
     )

@@ -16,7 +16,7 @@ from fleet_assignor.assignor.simulation import (
     simulate_rollout,
 )
 from fleet_assignor.assignor.task_id import TaskId
-from tests.test_explore_simulate import INTERVAL, NOW, A, B, two_clients
+from tests.fixtures import EXPLORE_NOW, INTERVAL, A, B, two_clients
 
 
 def _client_view(scenario):
@@ -34,7 +34,7 @@ def _client_view(scenario):
 
 
 def test_the_next_round_is_the_carried_out_scenario_loaded():
-    scenario = load_scenario(two_clients(), now_ms=NOW)
+    scenario = load_scenario(two_clients(), now_ms=EXPLORE_NOW)
     first = plan(scenario)
     b = next(c for c in first.clients if str(c.process_id) == B)
     (warmup,) = b.tasks.warmup
@@ -42,7 +42,11 @@ def test_the_next_round_is_the_carried_out_scenario_loaded():
     a_owned = next(c for c in first.clients if str(c.process_id) == A).consumers["a-1"]
 
     nxt = next_round_scenario(
-        scenario, first.clients, end_sums=scenario.end_offset_sums, catch_up_per_round=600, now_ms=NOW + 1
+        scenario,
+        first.clients,
+        end_sums=scenario.end_offset_sums,
+        catch_up_per_round=600,
+        now_ms=EXPLORE_NOW + 1,
     )
 
     # A runs what it was given; B warmed up `warmup` by 600 of 1000 records and has nothing of `other`
@@ -53,17 +57,21 @@ def test_the_next_round_is_the_carried_out_scenario_loaded():
         {"process_id": B, "lags": {str(warmup): 400, str(other): 1000},
          "consumers": [{"id": "b-1", "prev_active": [], "prev_standby": [str(warmup)]}]},
     ]  # fmt: skip
-    expected = load_scenario(by_hand, now_ms=NOW + 1)
+    expected = load_scenario(by_hand, now_ms=EXPLORE_NOW + 1)
     assert _client_view(nxt) == _client_view(expected)
-    assert nxt.now_ms == NOW + 1
+    assert nxt.now_ms == EXPLORE_NOW + 1
     assert nxt.warnings == ()
 
 
 def test_the_changelogs_stay_those_of_the_first_round():
-    scenario = load_scenario(two_clients(), now_ms=NOW)
+    scenario = load_scenario(two_clients(), now_ms=EXPLORE_NOW)
     first = plan(scenario)
     nxt = next_round_scenario(
-        scenario, first.clients, end_sums=scenario.end_offset_sums, catch_up_per_round=None, now_ms=NOW
+        scenario,
+        first.clients,
+        end_sums=scenario.end_offset_sums,
+        catch_up_per_round=None,
+        now_ms=EXPLORE_NOW,
     )
     (warmup,) = next(c for c in first.clients if str(c.process_id) == B).tasks.warmup
     # A runs `warmup` (-2) and B caught up on it (0): no lag shows its 1000 records any more
@@ -73,21 +81,25 @@ def test_the_changelogs_stay_those_of_the_first_round():
 
 def test_explore_next_scenario_is_the_same_step_on_dicts():
     scenario = two_clients()
-    result = plan(load_scenario(scenario, now_ms=NOW)).as_dict()
+    result = plan(load_scenario(scenario, now_ms=EXPLORE_NOW)).as_dict()
     as_dict = explore.next_scenario(
         scenario, result, end_sums={"0_0": 1000, "0_1": 1000}, catch_up_per_round=600
     )
-    loaded = load_scenario(scenario, now_ms=NOW)
+    loaded = load_scenario(scenario, now_ms=EXPLORE_NOW)
     typed = next_round_scenario(
-        loaded, plan(loaded).clients, end_sums=loaded.end_offset_sums, catch_up_per_round=600, now_ms=NOW
+        loaded,
+        plan(loaded).clients,
+        end_sums=loaded.end_offset_sums,
+        catch_up_per_round=600,
+        now_ms=EXPLORE_NOW,
     )
-    assert _client_view(load_scenario(as_dict, now_ms=NOW)) == _client_view(typed)
+    assert _client_view(load_scenario(as_dict, now_ms=EXPLORE_NOW)) == _client_view(typed)
 
 
 def test_a_client_the_plan_leaves_out_loses_everything():
-    scenario = load_scenario(two_clients(), now_ms=NOW)
+    scenario = load_scenario(two_clients(), now_ms=EXPLORE_NOW)
     nxt = next_round_scenario(
-        scenario, [], end_sums=scenario.end_offset_sums, catch_up_per_round=None, now_ms=NOW
+        scenario, [], end_sums=scenario.end_offset_sums, catch_up_per_round=None, now_ms=EXPLORE_NOW
     )
     a = next(c for c in nxt.application_state.clients.values() if str(c.process_id) == A)
     assert (a.previous_active_tasks, a.previous_standby_tasks) == (frozenset(), frozenset())
@@ -95,19 +107,21 @@ def test_a_client_the_plan_leaves_out_loses_everything():
 
 
 def test_the_next_rebalance_is_at_the_earliest_deadline():
-    scenario = load_scenario(two_clients(), now_ms=NOW)
+    scenario = load_scenario(two_clients(), now_ms=EXPLORE_NOW)
     first = plan(scenario)
-    assert next_rebalance_ms(first, NOW) == NOW + INTERVAL
-    assert next_rebalance_ms(first, NOW + 2 * INTERVAL) == NOW + 2 * INTERVAL  # overdue: at once
+    assert next_rebalance_ms(first, EXPLORE_NOW) == EXPLORE_NOW + INTERVAL
+    assert (
+        next_rebalance_ms(first, EXPLORE_NOW + 2 * INTERVAL) == EXPLORE_NOW + 2 * INTERVAL
+    )  # overdue: at once
 
 
 def test_the_first_plan_given_is_round_one():
-    scenario = load_scenario(two_clients(), now_ms=NOW)
+    scenario = load_scenario(two_clients(), now_ms=EXPLORE_NOW)
     first = plan(scenario)
     simulation = simulate_rollout(scenario, first, catch_up_per_round=None)
     assert simulation.first.result is first
     assert (len(simulation.rounds), simulation.stop_reason) == (2, StopReason.CONVERGED)
-    assert simulation.last.now_ms == NOW + INTERVAL
+    assert simulation.last.now_ms == EXPLORE_NOW + INTERVAL
 
 
 @pytest.mark.parametrize(
@@ -124,6 +138,6 @@ def test_limits_are_checked(limits, message):
 
 
 def test_a_negative_catch_up_is_refused():
-    scenario = load_scenario(two_clients(), now_ms=NOW)
+    scenario = load_scenario(two_clients(), now_ms=EXPLORE_NOW)
     with pytest.raises(ValueError, match="catch_up_per_round must be >= 0"):
         simulate_rollout(scenario, catch_up_per_round=-1)
