@@ -26,6 +26,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.jobs.config import (
     ConfigError,
     JobConfig,
@@ -174,12 +175,19 @@ def output_frames(planned: DataFrame, run_id: str, planned_at_ms: int) -> dict[s
     }
 
 
+def _saturating_sum(column: str) -> Column:
+    # Each application's records saturate at 2^63-1 (docs: valid ranges); so does the fleet's total,
+    # instead of an ANSI overflow that would fail the run.
+    total = F.sum(F.col(column).cast("decimal(38,0)"))
+    return F.least(total, F.lit(MAX_LONG).cast("decimal(38,0)")).cast("long")
+
+
 def _rollout_totals() -> tuple[tuple[str, Column], ...]:
     # Columns need a running session: built per call, not at import.
     return (
         ("applications", F.count(F.lit(1))),
         ("applications_flagged", F.sum(F.when(F.size("risks") > 0, 1).otherwise(0))),
-        ("restore_records", F.sum("restore_records")),
+        ("restore_records", _saturating_sum("restore_records")),
         ("active_moves", F.sum("active_moves")),
         ("total_active_moves", F.sum("total_active_moves")),
         ("probing_rebalances", F.sum("probing_rebalances")),
