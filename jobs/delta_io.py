@@ -136,10 +136,29 @@ def read_inputs(
         location = locations[name]
         versions[name] = as_of[name] if name in as_of else latest_version(spark, location)
         raw[name] = read_version(spark, location, versions[name])
-        log.info("input %s: version %d, %d rows (%s)", name, versions[name], raw[name].count(), location)
+    for name, rows in _row_counts(raw).items():
+        log.info("input %s: version %d, %d rows (%s)", name, versions[name], rows, locations[name])
     check_input_schemas({name: frame.schema for name, frame in raw.items()})
     frames = {name: conform(frame, INPUT_TABLES[name]) for name, frame in raw.items()}
     return InputSnapshot(frames, versions)
+
+
+def _row_counts(frames: dict[str, DataFrame]) -> dict[str, int]:
+    """Rows per table, all counted by one Spark job (a job per table cost about as much again as the
+    counting on a small fleet)."""
+    counts = [
+        frame.agg(F.count(F.lit(1)).alias("rows")).select(F.lit(name).alias("table"), "rows")
+        for name, frame in frames.items()
+    ]
+    rows = {r["table"]: int(r["rows"]) for r in _union_all(counts).collect()}
+    return {name: rows[name] for name in frames}
+
+
+def _union_all(frames: list[DataFrame]) -> DataFrame:
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.union(frame)
+    return result
 
 
 def conform(frame: DataFrame, schema: StructType) -> DataFrame:
@@ -245,6 +264,9 @@ def _write_once(frame: DataFrame, location: TableLocation, writer: Writer) -> No
             frame.write.format("delta")
             .mode("overwrite")
             .option("replaceWhere", condition)
+            # A table written by an older release lacks the columns added since: they are added, and its
+            # earlier runs read null there.
+            .option("mergeSchema", "true")
             .option("userMetadata", writer.metadata())
             .partitionBy(PARTITION_COLUMN)
             .save(location.path)
@@ -256,12 +278,34 @@ def _write_once(frame: DataFrame, location: TableLocation, writer: Writer) -> No
             PARTITION_COLUMN
         ).saveAsTable(location.catalog_name)
         return
+    columns = _add_missing_columns(spark, location.catalog_name, frame.schema)
     view = f"fleet_assignor_run_rows_{location.name}_{writer.attempt}"
     frame.createOrReplaceTempView(view)
     try:
-        spark.sql(f"INSERT INTO {location.catalog_name} REPLACE WHERE {condition} SELECT * FROM {view}")
+        # By the table's column order: columns added to an older table come last there.
+        spark.sql(
+            f"INSERT INTO {location.catalog_name} REPLACE WHERE {condition} "
+            f"SELECT {', '.join(f'`{c}`' for c in columns)} FROM {view}"
+        )
     finally:
         spark.catalog.dropTempView(view)
+
+
+def _add_missing_columns(spark: SparkSession, name: str, schema: StructType) -> list[str]:
+    """The catalog table's column names, after adding the frame's columns it lacks (a table written by an
+    older release; its earlier runs read null there). A concurrent attempt adding them too is fine."""
+    existing = spark.table(name).columns
+    missing = [field for field in schema.fields if field.name not in existing]
+    if missing:
+        log.info("output table %s: adding columns %s", name, ", ".join(f.name for f in missing))
+        added = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in missing)
+        try:
+            spark.sql(f"ALTER TABLE {name} ADD COLUMNS ({added})")
+        except Exception:
+            if any(f.name not in spark.table(name).columns for f in missing):
+                raise
+        existing = spark.table(name).columns
+    return existing
 
 
 def read_existing(spark: SparkSession, location: TableLocation) -> DataFrame | None:

@@ -47,3 +47,26 @@ def test_catalog_inputs_and_run_scoped_outputs(spark):
     assert [r["run_id"] for r in spark.table(out.catalog_name).select("run_id").distinct().collect()] == [
         "r2"
     ]
+
+
+@pytest.mark.parametrize("where", ["path", "catalog"])
+def test_a_table_written_by_an_older_release_gains_the_new_columns(spark, tmp_path, where):
+    """An output table that lacks a column the contract added since (here in the middle of the row): the
+    next run's rows land in their own columns by name, and the earlier run reads null there."""
+    old_rows = spark.createDataFrame([("r1", "a", 3)], "run_id string, app_id string, moves int")
+    new_rows = spark.createDataFrame(
+        [("r2", "b", "MANY_MOVES", 4)], "run_id string, app_id string, flag string, moves int"
+    )
+    if where == "path":
+        config = JobConfig(output_path=str(tmp_path))
+    else:
+        spark.sql("CREATE DATABASE IF NOT EXISTS fleet_catalog_test")
+        spark.sql("DROP TABLE IF EXISTS fleet_catalog_test.evolving")
+        config = JobConfig(output_catalog={"rollout": "fleet_catalog_test.evolving"})
+    out = config.output_location("rollout")
+    write_run_rows(old_rows, out, Writer.new("r1"))
+    write_run_rows(new_rows, out, Writer.new("r2"))
+    write_run_rows(new_rows, out, Writer.new("r2"))  # the rerun replaces its rows, the columns are there
+    table = spark.read.format("delta").load(out.path) if where == "path" else spark.table(out.catalog_name)
+    got = sorted(tuple(r) for r in table.select("run_id", "app_id", "flag", "moves").collect())
+    assert got == [("r1", "a", None, 3), ("r2", "b", "MANY_MOVES", 4)]
