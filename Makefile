@@ -24,7 +24,7 @@ help:
 	@echo "make test    - ruff + pytest + the follower's JUnit, offline (the CI gate)"
 	@echo "make run     - plan a synthetic fleet on local Delta tables and print the summary"
 	@echo "make bench   - benchmarks, JSON under benchmarks/results/"
-	@echo "make soak    - long randomized tests"
+	@echo "make soak    - long runs (randomized, multi-broker, cluster, live follower)"
 	@echo "make demo-live - local Kafka broker + Streams apps: collect, plan, summary, stop"
 	@echo "make cluster-demo - Spark standalone master + 2 workers: spark-submit the job, summary, stop"
 

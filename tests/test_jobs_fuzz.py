@@ -8,8 +8,10 @@ names), checked against the job's contract:
 * every untouched application's rows equal those of a run of the untouched applications alone;
 * nothing is imported that the job's configuration did not allow.
 
-`make test` runs FUZZ_EXAMPLES (default 3, derandomized, so CI is repeatable); `make soak` runs
-FUZZ_SOAK_EXAMPLES (default 40) with fresh randomness.
+Both run in `make soak` only (each example is two Spark runs: about 85 s here): FUZZ_EXAMPLES (default 3,
+derandomized, repeatable) and FUZZ_SOAK_EXAMPLES (default 40) with fresh randomness. `make test` covers every
+kind of breakage deterministically, one application each, in test_jobs_bad_input's catalogue and
+test_jobs_hardening's hostile fleet.
 """
 
 from __future__ import annotations
@@ -259,6 +261,7 @@ FUZZ_SOAK_EXAMPLES = int(os.environ.get("FUZZ_SOAK_EXAMPLES", "40"))
 _SETTINGS = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck)}
 
 
+@pytest.mark.soak
 @settings(max_examples=FUZZ_EXAMPLES, derandomize=True, **_SETTINGS)
 @given(data=st.data())
 def test_random_breakages_never_sink_the_fleet(spark, tmp_path_factory, marker, data):

@@ -107,9 +107,7 @@ def test_fail_on_risk_exits_3_only_when_an_application_is_flagged(run, spark, tm
     strict = _conf(tmp_path, "most_tasks_move_fraction = 0.0")
     assert load_conf_file(strict).rollout.thresholds.most_tasks_move_fraction == 0.0
     args = ["--input-path", str(base / "in"), "--output-path", str(tmp_path / "out"), "--master", "local[2]"]
-    assert main([*args, "--conf", strict, "--run-id", "strict"]) == 0  # flagged, but not asked to fail
-    assert "flagged" not in capsys.readouterr().err
-    assert main([*args, "--conf", strict, "--run-id", "strict-2", "--fail-on-risk"]) == RISK_EXIT_CODE
+    assert main([*args, "--conf", strict, "--run-id", "strict", "--fail-on-risk"]) == RISK_EXIT_CODE
     assert "applications' rollouts are flagged" in capsys.readouterr().err
     lenient = _conf(
         tmp_path,

@@ -17,7 +17,8 @@ from fleet_assignor.jobs.live_cluster import REPO_ROOT, DemoApp
 from fleet_assignor.jobs.plan_assignments import run_job
 from tests.live.conftest import APP_RACKS, wait_stable
 
-pytestmark = [pytest.mark.kafka_live, pytest.mark.spark]
+# Soak: three Streams instances restarted and one added, each rebalance awaited (100-300 s here).
+pytestmark = [pytest.mark.kafka_live, pytest.mark.spark, pytest.mark.soak]
 
 APP = "live-follow"
 RUN = "follow-1"
