@@ -74,13 +74,16 @@ typecheck:
 	mkdir -p $(VENV)/mypy-path && ln -sfn "$(CURDIR)" $(VENV)/mypy-path/fleet_assignor
 	MYPYPATH=$(VENV)/mypy-path $(PY) -m mypy -p fleet_assignor.assignor
 
+# Any one test (its fixtures included) longer than this fails with every thread's stack.
+TEST_TIMEOUT_S ?= 900
+
 # ruff first, then pytest even when ruff complained, then the follower's JUnit tests offline (all reported),
 # failing if any failed.
 test:
 	@rc=0; $(PY) -m ruff check . || rc=1; \
 	$(PY) -m ruff format --check . || rc=1; \
 	$(MAKE) --no-print-directory typecheck || rc=1; \
-	$(PY) -m pytest -q -m "not soak and not bench" || rc=1; \
+	$(PY) -m pytest -q -m "not soak and not bench" --timeout=$(TEST_TIMEOUT_S) --durations=25 || rc=1; \
 	(cd follower && mvn -q -B -o test) || rc=1; \
 	exit $$rc
 
