@@ -136,29 +136,10 @@ def read_inputs(
         location = locations[name]
         versions[name] = as_of[name] if name in as_of else latest_version(spark, location)
         raw[name] = read_version(spark, location, versions[name])
-    for name, rows in _row_counts(raw).items():
-        log.info("input %s: version %d, %d rows (%s)", name, versions[name], rows, locations[name])
+        log.info("input %s: version %d, %d rows (%s)", name, versions[name], raw[name].count(), location)
     check_input_schemas({name: frame.schema for name, frame in raw.items()})
     frames = {name: conform(frame, INPUT_TABLES[name]) for name, frame in raw.items()}
     return InputSnapshot(frames, versions)
-
-
-def _row_counts(frames: dict[str, DataFrame]) -> dict[str, int]:
-    """Rows per table, all counted by one Spark job (a job per table cost about as much again as the
-    counting on a small fleet)."""
-    counts = [
-        frame.agg(F.count(F.lit(1)).alias("rows")).select(F.lit(name).alias("table"), "rows")
-        for name, frame in frames.items()
-    ]
-    rows = {r["table"]: int(r["rows"]) for r in _union_all(counts).collect()}
-    return {name: rows[name] for name in frames}
-
-
-def _union_all(frames: list[DataFrame]) -> DataFrame:
-    result = frames[0]
-    for frame in frames[1:]:
-        result = result.union(frame)
-    return result
 
 
 def conform(frame: DataFrame, schema: StructType) -> DataFrame:
@@ -296,16 +277,16 @@ def _add_missing_columns(spark: SparkSession, name: str, schema: StructType) -> 
     older release; its earlier runs read null there). A concurrent attempt adding them too is fine."""
     existing = spark.table(name).columns
     missing = [field for field in schema.fields if field.name not in existing]
-    if missing:
-        log.info("output table %s: adding columns %s", name, ", ".join(f.name for f in missing))
-        added = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in missing)
-        try:
-            spark.sql(f"ALTER TABLE {name} ADD COLUMNS ({added})")
-        except Exception:
-            if any(f.name not in spark.table(name).columns for f in missing):
-                raise
-        existing = spark.table(name).columns
-    return existing
+    if not missing:
+        return existing
+    log.info("output table %s: adding columns %s", name, ", ".join(f.name for f in missing))
+    added = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in missing)
+    try:
+        spark.sql(f"ALTER TABLE {name} ADD COLUMNS ({added})")
+    except Exception:
+        if any(f.name not in spark.table(name).columns for f in missing):
+            raise  # not another attempt adding them meanwhile
+    return spark.table(name).columns
 
 
 def read_existing(spark: SparkSession, location: TableLocation) -> DataFrame | None:
