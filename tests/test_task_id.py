@@ -67,3 +67,16 @@ def test_pickled_ids_are_found_in_an_interpreter_with_another_hash_seed():
     env = {**os.environ, "PYTHONHASHSEED": seed}
     done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=os.getcwd())
     assert done.returncode == 0, "an unpickled TaskId is not found among the same ids parsed in the worker"
+
+
+def test_equal_ids_are_one_immutable_object():
+    """Equality is identity (hashing in C): every way of making an id gives the one object."""
+    import copy
+    import pickle
+
+    assert TaskId(1, 2) is TaskId.parse("1_2")
+    assert TaskId(1, 2, "orders") is TaskId.parse("orders__1_2")
+    assert copy.deepcopy(TaskId(0, 3)) is TaskId(0, 3)
+    assert pickle.loads(pickle.dumps(TaskId(0, 3, "t"))) is TaskId(0, 3, "t")
+    with pytest.raises(AttributeError, match="immutable"):
+        TaskId(0, 1).partition = 2  # type: ignore[misc]
