@@ -32,11 +32,17 @@ class AssignedTask:
 
     @classmethod
     def active(cls, task: TaskId) -> AssignedTask:
-        return cls(task, AssignedTaskType.ACTIVE)
+        found = _ACTIVE.get(task)
+        if found is None:
+            found = _ACTIVE.setdefault(task, cls(task, AssignedTaskType.ACTIVE))
+        return found
 
     @classmethod
     def standby(cls, task: TaskId) -> AssignedTask:
-        return cls(task, AssignedTaskType.STANDBY)
+        found = _STANDBY.get(task)
+        if found is None:
+            found = _STANDBY.setdefault(task, cls(task, AssignedTaskType.STANDBY))
+        return found
 
     @classmethod
     def warmup(cls, task: TaskId) -> AssignedTask:
@@ -45,6 +51,12 @@ class AssignedTask:
 
 ACTIVE = AssignedTaskType.ACTIVE
 STANDBY = AssignedTaskType.STANDBY
+
+# The values are immutable, so one object per task and role serves every assignment: an assignor returns
+# one per task and replica, and building a frozen dataclass costs a microsecond. Keyed by the (interned)
+# task id, so the tables hold each distinct task once.
+_ACTIVE: dict[TaskId, AssignedTask] = {}
+_STANDBY: dict[TaskId, AssignedTask] = {}
 
 
 class KafkaStreamsAssignment:

@@ -54,7 +54,10 @@ class ClientState:
         self.previous_active = frozenset(previous_active)
         self.previous_standby = frozenset(previous_standby)
         self.consumer_previous_stateful = dict(consumer_previous_stateful or {})
-        self.task_lags: dict[TaskId, int] = dict(task_lags or {})
+        # A read-only map is kept as it is: a client of a big application has thousands of lags.
+        self.task_lags: Mapping[TaskId, int] = (
+            task_lags if isinstance(task_lags, MappingProxyType) else dict(task_lags or {})
+        )
         self._active: set[TaskId] = set()
         self._standby: set[TaskId] = set()
         self._warmup: set[TaskId] = set()

@@ -23,8 +23,6 @@ from typing import Any
 import numpy as np
 
 from fleet_assignor.assignor.assignment import (
-    ACTIVE,
-    STANDBY,
     AssignedTask,
     KafkaStreamsAssignment,
     TaskAssignment,
@@ -35,7 +33,7 @@ from fleet_assignor.assignor.limits import deadline_after
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.rack import RackAwareTaskAssignor
 from fleet_assignor.assignor.standby import create_standby_task_assignor
-from fleet_assignor.assignor.state import ApplicationState, KafkaStreamsState
+from fleet_assignor.assignor.state import ApplicationState
 from fleet_assignor.assignor.task_assignor import BaseTaskAssignor
 from fleet_assignor.assignor.task_id import TaskId
 from fleet_assignor.assignor.task_movement import (
@@ -61,7 +59,7 @@ class HighAvailabilityTaskAssignor(BaseTaskAssignor):
 
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         states = application_state.kafka_streams_states(True)
-        clients = {pid: _client_state(states[pid]) for pid in sorted(states)}
+        clients = {pid: ClientState.from_kafka_streams_state(states[pid]) for pid in sorted(states)}
         configs = application_state.assignment_configs()
         probing = assign_high_availability(
             clients,
@@ -78,24 +76,6 @@ class HighAvailabilityTaskAssignor(BaseTaskAssignor):
         return to_task_assignment(clients, deadline, order_hint=application_state.all_tasks().keys())
 
 
-def _client_state(state: KafkaStreamsState) -> ClientState:
-    """A working ClientState whose lag map is the (read-only) reported one, not a copy: the assignor only
-    reads lags, and copying them is the largest cost at a thousand clients by a thousand tasks."""
-    client = ClientState(
-        state.process_id,
-        state.num_processing_threads,
-        previous_active=state.previous_active_tasks,
-        previous_standby=state.previous_standby_tasks,
-        client_tags=state.client_tags,
-        rack_id=state.rack_id,
-        consumers=state.consumer_client_ids,
-        consumer_previous_stateful=state.consumer_previous_stateful_tasks,
-    )
-    # The read-only map itself (never written by the assignor): no copy, see above.
-    client.task_lags = state.task_lags if state.task_lags is not None else {}  # type: ignore[assignment]
-    return client
-
-
 def to_task_assignment(
     clients: Mapping[ProcessId, ClientState],
     deadline_ms: int | None,
@@ -108,19 +88,12 @@ def to_task_assignment(
     standby_sets = [state.standby_set() for state in states]
     order = _task_rank(actives, standby_sets, order_hint=order_hint)
     assignments = []
-    # AssignedTask is immutable: one standby (and one warmup) object per task serves every replica.
-    standbys: dict[TaskId, AssignedTask] = {}
+    active, standby = AssignedTask.active, AssignedTask.standby
     for rank, state in enumerate(states):
         warmups = set(state.warmup_tasks)
-        tasks = {t: AssignedTask(t, ACTIVE) for t in sorted(actives[rank], key=order)}
+        tasks = {t: active(t) for t in sorted(actives[rank], key=order)}
         for t in sorted(standby_sets[rank], key=order):
-            if t in warmups:
-                tasks[t] = AssignedTask.warmup(t)
-            else:
-                standby = standbys.get(t)
-                if standby is None:
-                    standby = standbys[t] = AssignedTask(t, STANDBY)
-                tasks[t] = standby
+            tasks[t] = AssignedTask.warmup(t) if t in warmups else standby(t)
         assignment = KafkaStreamsAssignment(state.process_id, tasks)
         if rank == 0 and deadline_ms is not None:
             assignment = assignment.with_followup_rebalance(deadline_ms)

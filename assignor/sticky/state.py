@@ -192,18 +192,13 @@ class StickyState:
 
     def to_assignments(self) -> list[KafkaStreamsAssignment]:
         tasks = self.tasks
-        standbys: dict[int, AssignedTask] = {}  # immutable: one object per task serves every replica
+        active, standby = AssignedTask.active, AssignedTask.standby
         result = []
         for i, pid in enumerate(self.pids):
             roles = self.roles[i]
             assigned = {}
             for j in sorted(roles):
-                if roles[j] is ACTIVE:
-                    assigned[tasks[j]] = AssignedTask(tasks[j], ACTIVE)
-                else:
-                    standby = standbys.get(j)
-                    if standby is None:
-                        standby = standbys[j] = AssignedTask(tasks[j], STANDBY)
-                    assigned[tasks[j]] = standby
+                task = tasks[j]
+                assigned[task] = active(task) if roles[j] is ACTIVE else standby(task)
             result.append(KafkaStreamsAssignment(pid, assigned))
         return result
