@@ -42,57 +42,90 @@ def assign_tasks_to_threads(
 ) -> dict[str, list[TaskId]]:
     """Spread ``tasks`` over ``consumers`` (sorted by id), updating ``thread_load`` (assignors.md §9.2)."""
     consumers = sorted(consumers)
+    previous = _previous_by_consumer(consumers, prev_tasks_by_lag) if is_stateful else {}
+    held = {c: thread_load.get(c, 0) for c in consumers}
+    given = _spread_over_consumers(tasks, consumers, previous, held)
+    thread_load.update(held)
+    return {c: given.get(c, []) for c in consumers}
+
+
+def _previous_by_consumer(
+    consumers: Sequence[str], prev_tasks_by_lag: Callable[[str], Sequence[TaskId]]
+) -> dict[str, Sequence[TaskId]]:
+    """The consumers that have previous stateful tasks, with them by lag (most consumers have none)."""
+    previous = {}
+    for consumer in consumers:
+        tasks = prev_tasks_by_lag(consumer)
+        if tasks:
+            previous[consumer] = tasks
+    return previous
+
+
+def _spread_over_consumers(
+    tasks: Iterable[TaskId],
+    consumers: Sequence[str],
+    previous: Mapping[str, Sequence[TaskId]],
+    held: dict[str, int],
+) -> dict[str, list[TaskId]]:
+    """`assign_tasks_to_threads` on consumers already sorted, with each one's previous tasks by lag
+    (stateless calls pass none). ``held``: the tasks each consumer has so far (absent: none), keyed by
+    these consumers only, and updated. Returns the consumers given tasks; a client with a thousand threads
+    and a few tasks touches few of them."""
     if not consumers:
         raise ValueError("a client needs at least one consumer to receive tasks")
     unassigned = sorted(set(tasks), key=task_order)
-    assigned: dict[str, list[TaskId]] = {c: [] for c in consumers}
-    load = {c: thread_load.get(c, 0) for c in consumers}
+    assigned: dict[str, list[TaskId]] = {}
     if not unassigned:
-        thread_load.update(load)
         return assigned
-    minimum = (len(unassigned) + sum(load.values())) // len(consumers)
+    minimum = (len(unassigned) + sum(held.values())) // len(consumers)
     ordered = deque(unassigned)  # smallest first; tasks taken by stickiness are skipped when met
     remaining = set(unassigned)
 
     to_fill: deque[str] = deque()
     skipped: dict[TaskId, str] = {}  # a task some consumer owned but had no room for; a later one overwrites
     for consumer in consumers:
-        target = minimum - load[consumer]
-        if is_stateful:
-            _take_previous_tasks(consumer, target, prev_tasks_by_lag(consumer), remaining, assigned, skipped)
-        if len(assigned[consumer]) < target:
+        owned = previous.get(consumer)
+        if owned:
+            _take_previous_tasks(consumer, minimum, owned, remaining, assigned, held, skipped)
+        if held.get(consumer, 0) < minimum:
             to_fill.append(consumer)
 
     # Fill every consumer up to the minimum with the smallest tasks left.
     while to_fill:
-        task = _pop_smallest(ordered, remaining)
         consumer = to_fill.popleft()
-        assigned[consumer].append(task)
-        if len(assigned[consumer]) + load[consumer] < minimum:
+        _give(consumer, _pop_smallest(ordered, remaining), assigned, held)
+        if held[consumer] < minimum:
             to_fill.append(consumer)
 
     if remaining:
-        _place_leftovers(consumers, minimum, load, remaining, assigned, skipped)
-
-    for consumer in consumers:
-        thread_load[consumer] = load[consumer] + len(assigned[consumer])
+        _place_leftovers(consumers, minimum, remaining, assigned, held, skipped)
     return assigned
+
+
+def _give(consumer: str, task: TaskId, assigned: dict[str, list[TaskId]], held: dict[str, int]) -> None:
+    tasks = assigned.get(consumer)
+    if tasks is None:
+        assigned[consumer] = [task]
+    else:
+        tasks.append(task)
+    held[consumer] = held.get(consumer, 0) + 1
 
 
 def _take_previous_tasks(
     consumer: str,
-    target: int,
+    minimum: int,
     previous: Sequence[TaskId],
     remaining: set[TaskId],
     assigned: dict[str, list[TaskId]],
+    held: dict[str, int],
     skipped: dict[TaskId, str],
 ) -> None:
     """Stickiness: a consumer first takes back the stateful tasks it has state for, lowest lag first."""
     for task in previous:
         if task not in remaining:
             continue
-        if len(assigned[consumer]) < target:
-            assigned[consumer].append(task)
+        if held.get(consumer, 0) < minimum:
+            _give(consumer, task, assigned, held)
             remaining.discard(task)
         else:
             skipped[task] = consumer
@@ -111,26 +144,27 @@ def _pop_smallest(ordered: deque[TaskId], remaining: set[TaskId]) -> TaskId:
 def _place_leftovers(
     consumers: Sequence[str],
     minimum: int,
-    load: Mapping[str, int],
     remaining: set[TaskId],
     assigned: dict[str, list[TaskId]],
+    held: dict[str, int],
     skipped: dict[TaskId, str],
 ) -> None:
     """The tasks beyond ``minimum`` per consumer go one each to consumers still at exactly the minimum:
     first to a consumer that owned the task before, then in TaskId order to the queue in order."""
+    count = held.get
     # An ordered set: membership and removal are O(1) for a client with thousands of consumers.
-    queue = dict.fromkeys(c for c in consumers if len(assigned[c]) + load[c] == minimum)
+    queue = dict.fromkeys([c for c in consumers if count(c, 0) == minimum])
     for task in sorted(skipped, key=task_order):
         consumer = skipped[task]
         if consumer in queue and task in remaining:
-            assigned[consumer].append(task)
+            _give(consumer, task, assigned, held)
             remaining.discard(task)
             del queue[consumer]
     leftovers = sorted(remaining, key=task_order)
     if len(leftovers) > len(queue):
         raise RuntimeError("more leftover tasks than consumers at the minimum")
     for task, consumer in zip(leftovers, queue, strict=False):
-        assigned[consumer].append(task)
+        _give(consumer, task, assigned, held)
         remaining.discard(task)
 
 
@@ -143,28 +177,33 @@ def distribute_client_tasks(
     one thread-load count, so stateless tasks even out what the stateful ones left uneven.
     """
     consumers = sorted(client.consumer_client_ids)
+    if len(consumers) == 1:
+        # Every task goes to the one consumer, whatever the order of the calls.
+        return {consumers[0]: _consumer_tasks(list(set(active)), list(set(standby)))}
     lags = client.task_lags or {}
     active = sorted(set(active), key=task_order)
-    thread_load: dict[str, int] = {}
-    # Both stateful calls ask each consumer for its previous tasks by lag: sorted once per consumer.
-    previous_by_lag: dict[str, Sequence[TaskId]] = {}
+    held: dict[str, int] = {}  # tasks per consumer so far, shared by the three calls
+    # Both stateful calls take each consumer's previous tasks by lag: found once, for the consumers with any.
+    previous = _client_previous_by_lag(client, consumers)
+    stateful_active = _spread_over_consumers([t for t in active if t in lags], consumers, previous, held)
+    standbys = _spread_over_consumers(standby, consumers, previous, held)
+    stateless_active = _spread_over_consumers([t for t in active if t not in lags], consumers, {}, held)
+    nothing: list[TaskId] = []
+    return {
+        c: _consumer_tasks(
+            stateful_active.get(c, nothing) + stateless_active.get(c, nothing), standbys.get(c, nothing)
+        )
+        for c in consumers
+    }
 
-    def by_lag(consumer: str) -> Sequence[TaskId]:
-        if client.task_lags is None:
-            return ()
-        found = previous_by_lag.get(consumer)
-        if found is None:
-            found = previous_by_lag[consumer] = client.prev_tasks_by_lag(consumer)
-        return found
 
-    stateful_active = assign_tasks_to_threads(
-        [t for t in active if t in lags], True, consumers, by_lag, thread_load
-    )
-    standbys = assign_tasks_to_threads(standby, True, consumers, by_lag, thread_load)
-    stateless_active = assign_tasks_to_threads(
-        [t for t in active if t not in lags], False, consumers, by_lag, thread_load
-    )
-    return {c: _consumer_tasks(stateful_active[c] + stateless_active[c], standbys[c]) for c in consumers}
+def _client_previous_by_lag(
+    client: KafkaStreamsState, consumers: Sequence[str]
+) -> dict[str, Sequence[TaskId]]:
+    if client.task_lags is None:
+        return {}
+    history = client.consumer_previous_stateful_tasks
+    return {c: owned for c in consumers if history.get(c) and (owned := client.prev_tasks_by_lag(c))}
 
 
 _NO_TASKS = ConsumerTasks()

@@ -158,3 +158,33 @@ def test_the_result_does_not_depend_on_input_order(case, rng):
     rng.shuffle(shuffled_consumers)
     again = assign_tasks_to_threads(shuffled_tasks, True, shuffled_consumers, history(owned), {})
     assert again == first
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 10**6), consumers=st.integers(1, 40))
+def test_a_client_is_distributed_as_the_three_documented_calls(seed, consumers):
+    """`distribute_client_tasks` skips consumers without history and clients with one consumer: its split
+    equals the three `assign_tasks_to_threads` calls of assignors.md §9.1 (stateful actives, standbys,
+    stateless actives) sharing one thread load, on random clients (many threads and few tasks included)."""
+    rng = random.Random(seed)
+    names = [f"c{i:02d}" for i in rng.sample(range(100), consumers)]
+    tasks = [TaskId(sub, p) for sub in range(3) for p in range(rng.randint(0, 12))]
+    lags = {task: rng.choice((-2, 0, 5, 100)) for task in tasks if task.subtopology != 2}
+    owned = {
+        c: rng.sample(list(lags), min(len(lags), rng.randint(0, 3))) for c in names if rng.random() < 0.5
+    }
+    active = [task for task in tasks if rng.random() < 0.6]
+    standby = [task for task in lags if task not in active and rng.random() < 0.5]
+    client = _client(names, owned=owned, lags=lags)
+
+    load: dict[str, int] = {}
+    by_lag = client.prev_tasks_by_lag
+    stateful = assign_tasks_to_threads([x for x in active if x in lags], True, names, by_lag, load)
+    standbys = assign_tasks_to_threads(standby, True, names, by_lag, load)
+    stateless = assign_tasks_to_threads([x for x in active if x not in lags], False, names, by_lag, load)
+
+    got = distribute_client_tasks(client, active, standby)
+    assert list(got) == sorted(names)
+    for c in names:
+        assert list(got[c].active) == sorted(stateful[c] + stateless[c])
+        assert list(got[c].standby) == sorted(standbys[c])
