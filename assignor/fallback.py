@@ -27,13 +27,11 @@ def legacy_client_states(application_state: ApplicationState) -> dict[ProcessId,
 
 
 def to_kafka_streams_assignment(client: ClientState) -> KafkaStreamsAssignment:
+    warmups = set(client.warmup_tasks)
     return KafkaStreamsAssignment.of(
         client.process_id,
         [AssignedTask.active(t) for t in client.active_tasks]
-        + [
-            AssignedTask.warmup(t) if t in client.warmup_tasks else AssignedTask.standby(t)
-            for t in client.standby_tasks
-        ],
+        + [AssignedTask.warmup(t) if t in warmups else AssignedTask.standby(t) for t in client.standby_tasks],
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import uuid
 
 import pytest
@@ -198,15 +199,46 @@ def test_rack_optimization_not_run_when_racks_cannot_be_used():
     assert rack.calls == []
 
 
-def test_task_pairs_run_out_once_every_pair_is_used():
-    pairs = TaskPairs([TASK_0_0, TASK_0_1, TASK_0_2])
-    t00, t01, t02 = (pairs.index_of(t) for t in (TASK_0_0, TASK_0_1, TASK_0_2))
-    assert pairs.has_new_pair(t00, [t01])
-    assert not pairs.has_new_pair(t00, [])
-    pairs.add_pairs(t00, [t01, t02])
-    assert not pairs.has_new_pair(t00, [t01, t02])
-    assert not pairs.has_new_pair(t01, [t00])  # unordered
-    assert pairs.has_new_pair(t01, [t02])
-    pairs.add_pairs(t02, [t01])
-    assert len(pairs) == 3
-    assert not pairs.has_new_pair(t01, [t02])
+def test_task_pairs_are_new_until_some_client_held_both_tasks():
+    a, b, c = (ProcessId.parse(f"00000000-0000-0000-0000-00000000000{i}") for i in (1, 2, 3))
+    pairs = TaskPairs(3)
+    assert not pairs.has_new_pair(TASK_0_0, a)  # a holds nothing: no pair to make
+    pairs.place(a, TASK_0_1)
+    assert pairs.has_new_pair(TASK_0_0, a)
+    pairs.place(b, TASK_0_0)
+    pairs.place(b, TASK_0_1)  # 0_0 and 0_1 now share b
+    assert not pairs.has_new_pair(TASK_0_0, a)
+    pairs.place(a, TASK_0_2)
+    assert pairs.has_new_pair(TASK_0_0, a)  # 0_2 never shared a client with 0_0
+    assert not pairs.has_new_pair(TASK_0_1, c)
+    # a client that was given the task (and lost it to the rack optimizer): the task pairs with itself
+    assert pairs.has_new_pair(TASK_0_1, a)
+    pairs.place(c, TASK_0_2)
+    pairs.place(c, TASK_0_0)  # now 0_0-0_1 (b), 0_1-0_2 (a), 0_0-0_2 (c): every pair of the three
+    assert not pairs.has_new_pair(TASK_0_1, a)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_task_pairs_answer_as_the_set_of_every_pair_placed(seed):
+    """The pairs are answered from the clients' task sets: the same as recording each pair as it is placed
+    (Kafka's way), on random placements over few clients and tasks (so that many pairs repeat)."""
+    rng = random.Random(seed)
+    clients = [
+        ProcessId.parse(f"00000000-0000-0000-0000-00000000000{i}") for i in range(1, rng.randint(2, 5))
+    ]
+    tasks = [TaskId(0, p) for p in range(rng.randint(2, 9))]
+    pairs, recorded = TaskPairs(len(tasks)), set()
+    held: dict[ProcessId, list[TaskId]] = {c: [] for c in clients}
+    every_pair = len(tasks) * (len(tasks) - 1) // 2
+    for _ in range(rng.randint(1, 25)):
+        client, task = rng.choice(clients), rng.choice(tasks)
+        for probe in clients:
+            # Kafka's rule on recorded pairs; a task never pairs with itself
+            expected = len(recorded) < every_pair and any(
+                frozenset((task, other)) not in recorded for other in held[probe]
+            )
+            assert pairs.has_new_pair(task, probe) == expected
+        if task not in held[client]:
+            recorded.update(frozenset((task, other)) for other in held[client])
+            held[client].append(task)
+            pairs.place(client, task)
