@@ -17,7 +17,7 @@ from typing import Any
 
 from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import ConfigException
-from fleet_assignor.assignor.limits import MAX_LONG, instant_range_text, is_instant
+from fleet_assignor.assignor.limits import MAX_GENERATED_THREADS, MAX_LONG, instant_range_text, is_instant
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.state import (
     ApplicationState,
@@ -308,6 +308,11 @@ class _Loader:
             raise ScenarioError(f"{path}.threads", f"must be an integer >= 0, got {_show(threads)}")
         if not has_consumers and (threads is None or threads < 1):
             raise ScenarioError(f"{path}.threads", "a client without consumers needs threads >= 1")
+        if not has_consumers and threads > MAX_GENERATED_THREADS:
+            raise ScenarioError(
+                f"{path}.threads",
+                f"must be at most {MAX_GENERATED_THREADS:,} (got {threads:,}): list the consumers",
+            )
         return threads or 0
 
     def previous_tasks(

@@ -116,6 +116,13 @@ UNUSABLE = [
     ),
     ("negative threads", _set(["clients", 0, "threads"], -1), "clients[0].threads", ">= 0"),
     ("threads not an int", _set(["clients", 1, "threads"], "2"), "clients[1].threads", "integer"),
+    # refused before a consumer is made up: 2^31-1 of them would exhaust memory
+    (
+        "threads beyond the limit",
+        _set(["clients", 1, "threads"], 2**31 - 1),
+        "clients[1].threads",
+        "at most 100,000",
+    ),
     ("duplicate task id", _append_task(_stateful("0_1", 5)), "tasks[3].id", "duplicate task id 0_1"),
     (
         "duplicate process id",
