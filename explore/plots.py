@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from fleet_assignor.explore.analysis import (
     client_load,
@@ -190,9 +191,9 @@ def _share_panel(ax, table: pd.DataFrame) -> None:
     shares = table["active_moves_fraction"].to_numpy(dtype=float)
     ax.hist(shares, bins=np.linspace(0, 1, 21), color=COLORS["active"])
     over = int((shares > 0.5).sum())
-    ax.set_title(f"active moves / tasks ({int(table['active_moves'].sum())} moves, {over} apps over half)")
+    ax.set_title(f"active moves / tasks ({int(table['active_moves'].sum())} moves, {_apps(over)} over half)")
     ax.set_xlabel("share of the application's tasks")
-    ax.set_ylabel("applications")
+    _count_axis(ax)
 
 
 def _restore_panel(ax, table: pd.DataFrame) -> None:
@@ -202,9 +203,9 @@ def _restore_panel(ax, table: pd.DataFrame) -> None:
     if len(positive):
         ax.hist(positive, bins=np.logspace(0, np.log10(positive.max()) + 0.1, 25), color=COLORS["standby"])
         ax.set_xscale("log")
-    ax.set_title(f"records to restore ({int(records.sum()):,} in all; {none} apps none)")
+    ax.set_title(f"records to restore ({int(records.sum()):,} in all; {_apps(none)} none)")
     ax.set_xlabel("changelog records (log scale)")
-    ax.set_ylabel("applications")
+    _count_axis(ax)
 
 
 def _before_after(ax, table: pd.DataFrame, column: str, title: str) -> None:
@@ -215,7 +216,7 @@ def _before_after(ax, table: pd.DataFrame, column: str, title: str) -> None:
     ax.scatter(before, after, s=12, alpha=0.6, color=COLORS["after"])
     worse = int((after > before).sum())
     better = int((after < before).sum())
-    ax.set_title(f"{title}\n{better} apps better, {worse} worse (above the line)", fontsize=10)
+    ax.set_title(f"{title}\n{_apps(better)} better, {worse} worse (above the line)", fontsize=10)
     ax.set_xlabel("before (the previous assignment)")
     ax.set_ylabel("after (the plan)")
 
@@ -231,7 +232,7 @@ def _rack_panel(ax, table: pd.DataFrame) -> None:
     ax.scatter(before[~aware], after[~aware], s=12, alpha=0.7, color=COLORS["after"], label="not rack-aware")
     ax.set_title(
         f"cross-rack partitions: {int(before.sum())} before, {int(after.sum())} after "
-        f"({len(table) - len(known)} apps without racks)",
+        f"({_apps(len(table) - len(known))} without racks)",
         fontsize=10,
     )
     ax.set_xlabel("before")
@@ -250,7 +251,7 @@ def _rounds_and_flags(ax, table: pd.DataFrame) -> None:
         fontsize=10,
     )
     ax.set_xlabel("probing rebalances until no follow-up")
-    ax.set_ylabel("applications")
+    _count_axis(ax)
     flags: dict[str, int] = {}
     for risks in table["risks"]:
         for flag in risks:
@@ -265,7 +266,17 @@ def _hist(ax, values: pd.Series, title: str) -> None:
     data = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=float)
     ax.hist(data, bins=min(30, max(1, len(np.unique(data)))), color="#3182bd")
     ax.set_title(title, fontsize=9)
+    _count_axis(ax)
+
+
+def _apps(count: int) -> str:
+    return f"{count} app" if count == 1 else f"{count} apps"
+
+
+def _count_axis(ax) -> None:
+    """A y axis counting applications: whole numbers only (a small fleet got ticks at 0.25)."""
     ax.set_ylabel("applications")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def plot_simulation(simulation: Simulation, ax=None) -> Figure:

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import matplotlib
 
 matplotlib.use("Agg")
 
+import pandas as pd
 import pytest
 
 from fleet_assignor import explore
+from fleet_assignor.assignor.planner import plan
+from fleet_assignor.assignor.rollout import rollout_report
+from fleet_assignor.assignor.scenario import load_scenario
 from fleet_assignor.explore import plots
+from fleet_assignor.jobs.plan_rows import is_rack_aware
+from fleet_assignor.schemas.contract import rollout_row
 from tests.fixtures import EXPLORE_NOW, transitions_scenario, two_clients
 
 
@@ -82,3 +89,40 @@ def test_simulation_plot(tmp_path):
     ax = plots.plot_simulation(sim).axes[0]
     assert _bar_heights(ax, "active_moves") == [0.0, 0.0, 1.0]
     assert "2 probing rebalances, converged" in ax.get_title()
+
+
+def _with_rollout(scenarios: list[dict]):
+    """A notebook plan of `scenarios` with the `rollout` rows the job writes, built by the pure report."""
+    frames = explore.plan_fleet(scenarios, now_ms=EXPLORE_NOW).frames
+    rows = []
+    for obj in scenarios:
+        scenario = load_scenario(obj, now_ms=EXPLORE_NOW)
+        planned = plan(scenario)
+        report = rollout_report(scenario, planned)
+        rows.append(
+            rollout_row(report, planned, is_rack_aware(scenario), run_id=frames.run_id, app_id=obj["app_id"])
+        )
+    return dataclasses.replace(frames, rollout=pd.DataFrame(rows))
+
+
+def test_rollout_figure_totals_are_the_rollout_tables(scenarios_dir, tmp_path):
+    scenarios = [json.loads(p.read_text()) for p in sorted(scenarios_dir.glob("example-00[0-5].json"))]
+    run = _with_rollout(scenarios)
+    table = explore.rollout(run)
+    fig = plots.plot_rollout(run)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert f"({int(table['active_moves'].sum())} moves, " in titles[0]
+    assert f"({int(table['restore_records'].sum()):,} in all; " in titles[1]
+    assert f"({int(table['probing_rebalances'].sum())} in all; " in titles[5]
+    assert f"rollout of {len(table)} applications" in fig.get_suptitle()
+    assert plots.save(fig, tmp_path / "rollout.png").stat().st_size > 5_000
+
+
+def test_rollout_figure_of_one_application_counts_in_whole_applications(scenarios_dir):
+    run = _with_rollout([json.loads((scenarios_dir / "example-001.json").read_text())])
+    fig = plots.plot_rollout(run)
+    assert not any(" 1 apps" in ax.get_title() for ax in fig.axes)
+    for ax in fig.axes:
+        if ax.get_ylabel() == "applications":
+            ticks = [t for t in ax.get_yticks() if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
+            assert ticks and all(float(t).is_integer() for t in ticks), (ax.get_title(), ticks)
