@@ -96,6 +96,7 @@ bench:
 	$(PY) -m benchmarks.bench_rack
 	$(PY) -m benchmarks.bench_fleet
 	$(PY) -m benchmarks.bench_rollout
+	$(PY) -m benchmarks.bench_grouped
 
 # Ours vs Kafka's own assignors in one run: benchmarks/results/kafka_ratios.json + the table in docs/performance.md.
 bench-kafka:
