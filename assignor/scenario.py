@@ -308,12 +308,13 @@ class _Loader:
             raise ScenarioError(f"{path}.threads", f"must be an integer >= 0, got {_show(threads)}")
         if not has_consumers and (threads is None or threads < 1):
             raise ScenarioError(f"{path}.threads", "a client without consumers needs threads >= 1")
-        if not has_consumers and threads > MAX_GENERATED_THREADS:
+        count: int = threads or 0
+        if not has_consumers and count > MAX_GENERATED_THREADS:
             raise ScenarioError(
                 f"{path}.threads",
-                f"must be at most {MAX_GENERATED_THREADS:,} (got {threads:,}): list the consumers",
+                f"must be at most {MAX_GENERATED_THREADS:,} (got {count:,}): list the consumers",
             )
-        return threads or 0
+        return count
 
     def previous_tasks(
         self,

@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyspark.accumulators import Accumulator
 from pyspark.sql import DataFrame
 
+from fleet_assignor.assignor.planner import PLANNING_GC_THRESHOLD
 from fleet_assignor.jobs.plan_rows import COLUMNS, PlanSettings, failed_row, plan_application
 from fleet_assignor.schemas import contract
 from fleet_assignor.schemas.spark_schemas import PLANNED_ROWS
@@ -63,8 +64,9 @@ def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
 # Planning makes many short-lived objects and next to no reference cycles. At Python's default threshold
 # (700 allocations) the cyclic collector ran every few tasks and took about 7% of a grouped-map call
 # (measured one application at a time on `make bench`'s 10,000 applications); at this one, as little as
-# with the collector off. Set in each Python worker, which plans applications and nothing else.
-WORKER_GC_THRESHOLD = (10_000, 10, 10)
+# with the collector off. Set for good in each Python worker, which plans applications and nothing else
+# (a single plan sets it for its own duration: planner.fewer_collections).
+WORKER_GC_THRESHOLD = (PLANNING_GC_THRESHOLD, 10, 10)
 
 
 def tune_worker_gc() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
 import types
@@ -18,6 +19,7 @@ from fleet_assignor.assignor import (
 )
 from fleet_assignor.assignor.planner import (
     LAGS_NOT_COMPUTED_NOTE,
+    PLANNING_GC_THRESHOLD,
     evaluate_assignment,
     parse_external_assignment,
     plan_scenario,
@@ -29,6 +31,7 @@ P_LOW = "00000000-0000-0000-0000-000000000001"
 P_NEG = "80000000-0000-0000-0000-000000000002"  # first in signed ProcessId order, last as text
 MODULE = "planner_test_assignors"
 CALLS: list[tuple] = []
+GC_THRESHOLDS: list[tuple[int, ...]] = []  # the collector's setting inside AllOnFirst.assign
 
 
 def _first_client(state):
@@ -43,6 +46,7 @@ class AllOnFirst:
 
     def assign(self, state):
         CALLS.append(("assign", state.now_ms))
+        GC_THRESHOLDS.append(gc.get_threshold())
         first = _first_client(state)
         return TaskAssignment.of(
             KafkaStreamsAssignment.of(
@@ -132,6 +136,7 @@ def custom_assignors(monkeypatch):
         setattr(module, cls.__name__, cls)
     monkeypatch.setitem(sys.modules, MODULE, module)
     CALLS.clear()
+    GC_THRESHOLDS.clear()
 
 
 def _task(task_id: str, changelog: bool) -> dict:
@@ -477,3 +482,16 @@ def test_output_process_ids_keep_the_input_spelling_whichever_the_assignor_used(
     result = plan_scenario(obj, now_ms=0)
     assert result["status"] == "OK", result["error_detail"]
     assert sorted(a["process_id"] for a in result["assignment"]) == sorted([P_LOW, upper])
+
+
+@pytest.mark.parametrize("young", [700, 50_000])
+def test_a_plan_collects_garbage_rarely_and_leaves_the_setting_as_it_was(young):
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(young, 10, 10)
+        plan_scenario(scenario_dict(), now_ms=1000)
+        (during,) = GC_THRESHOLDS
+        assert during == (max(young, PLANNING_GC_THRESHOLD), 10, 10)
+        assert gc.get_threshold() == (young, 10, 10)
+    finally:
+        gc.set_threshold(*before)
