@@ -80,6 +80,21 @@ def check_built() -> None:
             f"live Kafka jars not built ({LIVE_JAR} missing): "
             "run `make setup` (or `cd live && mvn -q -B package`)"
         )
+    check_not_older_than_sources(LIVE_JAR, LIVE_DIR)
+
+
+def check_not_older_than_sources(jar: Path, module: Path) -> None:
+    """A jar built before its module's sources changed (a checkout updated without `make setup`) runs the
+    old code: it once ignored an argument the tests passed, and a test failed without saying why."""
+    sources = [module / "pom.xml", *(module / "src").rglob("*")]
+    built = jar.stat().st_mtime
+    newer = sorted(
+        str(path.relative_to(module)) for path in sources if path.is_file() and path.stat().st_mtime > built
+    )
+    if newer:
+        raise LiveUnavailable(
+            f"{jar} is older than {len(newer)} of its sources ({', '.join(newer[:3])}): run `make setup`"
+        )
 
 
 def lib_classpath() -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from fleet_assignor.jobs.collect import collect
 from fleet_assignor.jobs.config import JobConfig
-from fleet_assignor.jobs.live_cluster import REPO_ROOT, DemoApp
+from fleet_assignor.jobs.live_cluster import REPO_ROOT, DemoApp, check_not_older_than_sources
 from fleet_assignor.jobs.plan_assignments import run_job
 from tests.live.conftest import APP_RACKS, wait_stable
 
@@ -74,6 +74,7 @@ def test_the_application_follows_the_plan_then_falls_back_on_a_new_member(
     spark, kafka_cluster, tmp_path_factory
 ):
     assert FOLLOWER_JAR.is_file(), f"{FOLLOWER_JAR} missing: run `make setup` (make follower)"
+    check_not_older_than_sources(FOLLOWER_JAR, REPO_ROOT / "follower")
     started = time.monotonic()
     work = tmp_path_factory.mktemp(APP)
     inputs, outputs = str(work / "inputs"), str(work / "outputs")
