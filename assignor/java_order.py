@@ -208,6 +208,51 @@ class JavaPriorityQueue(Generic[T]):
         if not heap:
             return None
         result = heap[0][1]
+        self._remove_head()
+        return result
+
+    def peek(self) -> T | None:
+        """The element `poll` would return, left in the queue."""
+        return self._heap[0][1] if self._heap else None
+
+    def requeue_head(self) -> None:
+        """`offer(poll())` on a non-empty queue, the head's key read after the caller changed it: the same
+        two sift steps as Java's, in one call (the assignors' hot loops poll, update and offer back)."""
+        heap = self._heap
+        item = heap[0][1]
+        last = heap.pop()
+        n = len(heap)
+        if n:  # poll's sift down (as `_remove_head`, inlined: this runs once per placed task)
+            key = last[0]
+            k, half = 0, n >> 1
+            while k < half:
+                child = 2 * k + 1
+                smaller = heap[child]
+                right = child + 1
+                if right < n:
+                    other = heap[right]
+                    if smaller[0] > other[0]:
+                        child, smaller = right, other
+                if key <= smaller[0]:
+                    break
+                heap[k] = smaller
+                k = child
+            heap[k] = last
+        entry = (self._key(item), item)
+        heap.append(entry)
+        k = n
+        while k > 0:  # offer's sift up
+            parent = (k - 1) >> 1
+            above = heap[parent]
+            if not entry[0] < above[0]:
+                break
+            heap[k] = above
+            k = parent
+        heap[k] = entry
+
+    def _remove_head(self) -> None:
+        """Java's `poll` without the result: the last element goes to the head and sifts down."""
+        heap = self._heap
         last = heap.pop()
         n = len(heap)
         if n:
@@ -226,4 +271,3 @@ class JavaPriorityQueue(Generic[T]):
                 heap[k] = smaller
                 k = child
             heap[k] = last
-        return result

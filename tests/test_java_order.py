@@ -8,6 +8,7 @@ were checked when the module was written. The broker-side assignor's exactness r
 from __future__ import annotations
 
 import heapq
+import random
 
 import pytest
 
@@ -188,3 +189,42 @@ def test_heapq_would_break_ties_differently():
 
 def test_polling_an_empty_queue_gives_none():
     assert JavaPriorityQueue(key=float).poll() is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_requeue_head_is_poll_then_offer(seed):
+    # The assignors' hot loops update the head in place and requeue it: the queue must then hold the same
+    # array as after Java's poll and offer (checked by draining both), with many equal keys.
+    rng = random.Random(seed)
+
+    def filled() -> JavaPriorityQueue[list[int]]:
+        queue: JavaPriorityQueue[list[int]] = JavaPriorityQueue(key=lambda item: item[0])
+        for number in range(rng.randint(1, 40)):
+            queue.offer([rng.randint(0, 3), number])
+        return queue
+
+    state = rng.getstate()
+    by_requeue = filled()
+    rng.setstate(state)
+    by_poll_offer = filled()
+    for _ in range(200):
+        grow = rng.randint(0, 2)
+        head = by_requeue.peek()
+        assert head is not None
+        head[0] += grow
+        by_requeue.requeue_head()
+        polled = by_poll_offer.poll()
+        assert polled is not None
+        polled[0] += grow
+        by_poll_offer.offer(polled)
+    assert [by_requeue.poll() for _ in range(len(by_requeue))] == [
+        by_poll_offer.poll() for _ in range(len(by_poll_offer))
+    ]
+
+
+def test_peek_leaves_the_head():
+    queue: JavaPriorityQueue[int] = JavaPriorityQueue(key=float)
+    assert queue.peek() is None
+    for value in (3, 1, 2):
+        queue.offer(value)
+    assert (queue.peek(), len(queue), queue.poll()) == (1, 3, 1)
