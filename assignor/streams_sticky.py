@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import count
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from weakref import WeakKeyDictionary
 
@@ -246,17 +246,18 @@ class _Process:
         if len(self.member_counts) == 1:
             return self._add(next(iter(self.member_counts)), task, active)
         if self._members_by_load is None:
-            queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=lambda entry: entry[1])
+            queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=itemgetter(1))
             if self._member_order is None:
                 self._member_order = hash_map_put_order(list(self.member_counts))
             for member_id in self._member_order:
                 queue.offer([member_id, self.member_counts[member_id]])
             self._members_by_load = queue
-        entry = self._members_by_load.poll()
+        queue = self._members_by_load
+        entry = queue.peek()
         assert entry is not None  # the queue holds every member
         count = self._add(entry[0], task, active)
         entry[1] = count
-        self._members_by_load.offer(entry)
+        queue.requeue_head()
         return count
 
 
@@ -333,7 +334,7 @@ class _Assignment:
     floor: _LoadFloor | None = None  # kept during the sticky passes only
 
     def processes_by_load(self) -> JavaPriorityQueue[_Process]:
-        queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(key=lambda p: p.load)
+        queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(key=attrgetter("load"))
         for process_id in self.process_order:
             queue.offer(self.processes[process_id])
         return queue
@@ -342,21 +343,51 @@ class _Assignment:
 # --- initialization -----------------------------------------------------------------------------------------
 
 
-def _standby_candidates(members: Iterable[BrokerMember]) -> dict[BrokerTask, list[str]]:
+# A holder's rank as one int, so that each task's holders sort as plain ints (tens of thousands of them on
+# a second round): bit 100 set for a member that only reports an offset (it ranks after the standbys), then
+# the offset sum descending (an offset sum is a Java long, at least -3: 2^63 - offset fits 65 bits), then
+# the member's index in the group's order in the low 32 bits (ties keep that order, as Java's stable sort).
+_REPORTED_ONLY = 1 << 100
+_OFFSET_BIAS = 1 << 63
+_INDEX_BITS = 32
+_INDEX_MASK = (1 << _INDEX_BITS) - 1
+
+
+def _holder_keys(members: Iterable[BrokerMember]) -> dict[BrokerTask, list[int]]:
+    """Per task, the rank keys of the members holding its state (one member adds one key per task)."""
+    keys: dict[BrokerTask, list[int]] = {}
+    get = keys.get
+    for index, member in enumerate(members):
+        standby, offsets = member.prev_standby, member.task_offsets
+        with_offset = 0
+        for task, offset in offsets.items():  # one pass over the offsets: most standbys report one
+            if task in standby:
+                key = ((_OFFSET_BIAS - offset) << _INDEX_BITS) | index
+                with_offset += 1
+            else:
+                key = _REPORTED_ONLY | ((_OFFSET_BIAS - offset) << _INDEX_BITS) | index
+            ranked = get(task)
+            if ranked is None:
+                keys[task] = [key]
+            else:
+                ranked.append(key)
+        if with_offset < len(standby):  # standbys without an offset count as offset 0
+            for task in standby:
+                if task not in offsets:
+                    keys.setdefault(task, []).append((_OFFSET_BIAS << _INDEX_BITS) | index)
+    return keys
+
+
+def _standby_candidates(members: tuple[BrokerMember, ...]) -> dict[BrokerTask, list[str]]:
     """Per task, the members holding its state, best first: current standbys before members that only
     report offsets, each group by offset sum descending (an unreported one counts as 0); equal ones keep
     the members' order (Java's sort is stable, like Python's)."""
-    candidates: dict[BrokerTask, list[tuple[int, int, str]]] = {}
-    for member in members:
-        for task in member.prev_standby:
-            candidates.setdefault(task, []).append((0, -member.task_offsets.get(task, 0), member.member_id))
-        for task, offset in member.task_offsets.items():
-            if task not in member.prev_standby:
-                candidates.setdefault(task, []).append((1, -offset, member.member_id))
-    by_rank = itemgetter(0, 1)
+    ids = [member.member_id for member in members]
     return {
-        task: [ranked[0][2]] if len(ranked) == 1 else [c[2] for c in sorted(ranked, key=by_rank)]
-        for task, ranked in candidates.items()
+        task: [ids[ranked[0] & _INDEX_MASK]]
+        if len(ranked) == 1
+        else [ids[key & _INDEX_MASK] for key in sorted(ranked)]
+        for task, ranked in _holder_keys(members).items()
     }
 
 
@@ -419,21 +450,20 @@ def _prev_holder_with_least_load(
     floor = state.floor.minimum() if state.floor is not None else -1.0
     chosen: str | None = None
     chosen_process_load = chosen_member_load = _DOUBLE_MAX
-    kept = []
+    held = []  # where the holders of `without` met are: usually one, near the front
     for index, member_id in enumerate(candidates):
         process = member_process[member_id]
         if without is not None and without in process.tasks:
+            held.append(index)
             continue
-        kept.append(member_id)
         process_load = process.load
         member_load = process.member_counts[member_id]  # an int compares with a float as Java's cast does
         if chosen is None or (process_load < chosen_process_load and member_load < chosen_member_load):
             chosen, chosen_process_load, chosen_member_load = member_id, process_load, member_load
             if process_load <= floor:  # nothing later is strictly lower
-                kept += candidates[index + 1 :]
                 break
-    if without is not None:
-        candidates[:] = kept
+    for index in reversed(held):  # in place: copying the list per replica cost more than the search
+        del candidates[index]
     return chosen
 
 
@@ -485,16 +515,17 @@ def _assign_actives(state: _Assignment, tasks: Iterable[BrokerTask]) -> None:
     by_partition = sorted(tasks, key=lambda t: (t[1], t[0]))
     left = sorted(_sticky_actives(state, by_partition))  # (subtopology id, partition): a range-like start
     queue = state.processes_by_load()
-    poll, offer, quotas = queue.poll, queue.offer, state.quotas
+    # Kafka polls the least-loaded process and offers it back after the task: `requeue_head` does both.
+    head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
     for task in left:
-        process = poll()
+        process = head()
         if process is None:
             raise StreamsStickyError(f"No process available to assign active task {task[0]}_{task[1]}.")
         count = process.add_task_to_least_loaded_member(task, True)
         if count == -1:
             raise StreamsStickyError(f"No member available to assign active task {task[0]}_{task[1]}.")
         _count_active(quotas, count)
-        offer(process)
+        requeue()
 
 
 def _give_standby(state: _Assignment, member_id: str, task: BrokerTask) -> None:
@@ -555,24 +586,26 @@ def _assign_standbys(state: _Assignment, stateful_tasks: Iterable[BrokerTask]) -
     state.floor = None
     remaining.sort(key=lambda entry: entry[0], reverse=True)
     queue = state.processes_by_load()
-    poll, offer, quotas = queue.poll, queue.offer, state.quotas
+    head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
     for task, replicas in remaining:
         for _ in range(replicas):
             # `_standby_to_least_loaded` unrolled for its usual first step (the lightest process lacks the
-            # task): this loop runs once per standby replica, tens of thousands of times.
-            process = poll()
+            # task; Kafka's poll and offer back are one `requeue_head`): this loop runs once per standby
+            # replica, tens of thousands of times.
+            process = head()
             if process is None:
                 break
             if task not in process.tasks:
                 tasks = process.add_task_to_least_loaded_member(task, False)
-                offer(process)
+                requeue()
                 if tasks == -1:
                     break
                 if tasks == quotas.all_per_member:
                     quotas.after_any(tasks)
                 continue
+            queue.poll()
             placed = len(queue) > 0 and _standby_to_least_loaded(state, queue, task)
-            offer(process)
+            queue.offer(process)
             if not placed:
                 break  # Kafka logs that the capacity is short, and goes on with the next task
 
@@ -625,8 +658,10 @@ class _BrokerInput:
     group: BrokerGroup
     rank: Mapping[BrokerTask, int]
     ids: tuple[TaskId, ...]
-    as_active: tuple[AssignedTask, ...]
-    as_standby: tuple[AssignedTask, ...]
+    # (id, role) pairs, to update a client's task dict from ranks in one call.
+    as_active: tuple[tuple[TaskId, AssignedTask], ...]
+    as_standby: tuple[tuple[TaskId, AssignedTask], ...]
+    sorted_consumers: tuple[tuple[str, ...], ...]  # each client's consumer ids, sorted, in client order
 
     @classmethod
     def of(cls, application_state: ApplicationState) -> _BrokerInput:
@@ -635,23 +670,39 @@ class _BrokerInput:
             group=broker_group(application_state),
             rank=MappingProxyType({broker_task(t): i for i, t in enumerate(ids)}),
             ids=ids,
-            as_active=tuple(AssignedTask(t, ACTIVE) for t in ids),
-            as_standby=tuple(AssignedTask(t, STANDBY) for t in ids),
+            as_active=tuple((t, AssignedTask(t, ACTIVE)) for t in ids),
+            as_standby=tuple((t, AssignedTask(t, STANDBY)) for t in ids),
+            sorted_consumers=tuple(
+                tuple(sorted(c.consumer_client_ids)) for c in application_state.clients.values()
+            ),
         )
 
 
+# A consumer the broker gave nothing (most of them when members outnumber tasks): one shared value.
+_NO_CONSUMER_TASKS = ConsumerTasks()
+
+
 def _client_assignment(
-    state: KafkaStreamsState, per_member: Mapping[str, MemberTasks], broker: _BrokerInput
+    state: KafkaStreamsState,
+    consumers: tuple[str, ...],
+    per_member: Mapping[str, MemberTasks],
+    broker: _BrokerInput,
 ) -> MemberSplitAssignment:
+    """The client's tasks and their split over its `consumers` (sorted ids)."""
     rank, ids = broker.rank.__getitem__, broker.ids.__getitem__
-    split = {}
+    as_active, as_standby = broker.as_active.__getitem__, broker.as_standby.__getitem__
+    split: dict[str, ConsumerTasks] = {}
     # A process never holds a task twice on the broker (ProcessState checks), so no task repeats here.
     tasks: dict[TaskId, AssignedTask] = {}
-    for consumer in sorted(state.consumer_client_ids):
-        active, standby = (sorted(map(rank, member_tasks)) for member_tasks in per_member[consumer])
+    for consumer in consumers:
+        active_tasks, standby_tasks = per_member[consumer]
+        if not active_tasks and not standby_tasks:
+            split[consumer] = _NO_CONSUMER_TASKS
+            continue
+        active, standby = sorted(map(rank, active_tasks)), sorted(map(rank, standby_tasks))
         split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
-        tasks.update(zip(map(ids, active), map(broker.as_active.__getitem__, active), strict=False))
-        tasks.update(zip(map(ids, standby), map(broker.as_standby.__getitem__, standby), strict=False))
+        tasks.update(map(as_active, active))
+        tasks.update(map(as_standby, standby))
     return MemberSplitAssignment(state.process_id, tasks, split)
 
 
@@ -684,6 +735,7 @@ class StreamsStickyTaskAssignor:
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         broker = _broker_input(application_state)
         per_member = assign_broker_group(broker.group)
+        clients = zip(application_state.clients.values(), broker.sorted_consumers, strict=True)
         return TaskAssignment.of(
-            _client_assignment(state, per_member, broker) for state in application_state.clients.values()
+            _client_assignment(state, consumers, per_member, broker) for state, consumers in clients
         )
