@@ -18,7 +18,7 @@ written from the documented behaviour of `java.util.HashMap` and `java.util.Prio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
 from typing import Generic, TypeVar
 
@@ -164,9 +164,28 @@ class JavaHashOrder:
 def hash_map_put_order(keys: list[str], initial_capacity: int | None = None) -> list[str]:
     """Iteration order of a HashMap filled by `put` in the order of `keys`."""
     order = JavaHashOrder(initial_capacity)
-    for key in keys:
+    for index, key in enumerate(keys):
+        if order._capacity >= _MIN_TREEIFY_CAPACITY:
+            return _large_table_put_order(order, keys[index:])
         order.put(key)
     return order.keys()
+
+
+def _large_table_put_order(order: JavaHashOrder, rest: list[str]) -> list[str]:
+    """The order after `rest` is put into a map that already has 64 buckets or more (thousands of members
+    in a process: one `put` call per key cost more than the rest of the assignment). From that size on a
+    crowded bucket becomes a tree and never doubles the table, so the key count alone decides the final
+    size: doubled while the keys pass three quarters of it. Trees are not emulated, as in `JavaHashOrder`."""
+    keys = list(dict.fromkeys(order._keys + rest))  # `put` of a present key changes nothing
+    capacity = order._capacity
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+    mask = capacity - 1
+    buckets = {}
+    for key in keys:
+        unsigned = java_string_hash(key) & 0xFFFFFFFF
+        buckets[key] = (unsigned ^ (unsigned >> 16)) & mask  # `_spread`, inlined
+    return sorted(keys, key=buckets.__getitem__)  # stable: a bucket keeps insertion order
 
 
 class JavaPriorityQueue(Generic[T]):
@@ -188,6 +207,22 @@ class JavaPriorityQueue(Generic[T]):
 
     def __iter__(self) -> Iterator[T]:
         return (item for _, item in self._heap)
+
+    def offer_all(self, items: Iterable[T]) -> None:
+        """`offer` of each item in turn, in one call (queues of thousands of members are built this way)."""
+        heap, key_of = self._heap, self._key
+        for item in items:
+            entry = (key_of(item), item)
+            k = len(heap)
+            heap.append(entry)
+            while k > 0:  # offer's sift up
+                parent = (k - 1) >> 1
+                above = heap[parent]
+                if not entry[0] < above[0]:
+                    break
+                heap[k] = above
+                k = parent
+            heap[k] = entry
 
     def offer(self, item: T) -> None:
         heap = self._heap

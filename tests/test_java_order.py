@@ -228,3 +228,18 @@ def test_peek_leaves_the_head():
     for value in (3, 1, 2):
         queue.offer(value)
     assert (queue.peek(), len(queue), queue.poll()) == (1, 3, 1)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_put_order_of_large_maps_is_the_one_put_by_put(seed):
+    # hash_map_put_order sizes tables of 64 buckets and more from the key count alone: the same order as
+    # putting every key, with repeated keys, colliding keys ("Aa"/"BB") and initial capacities.
+    rng = random.Random(seed)
+    keys = [f"member-{rng.randrange(5000)}" for _ in range(rng.choice([10, 70, 700, 3000]))]
+    keys += ["Aa" * 3, "BBAaAa", "AaBBAa", "Aa" * 3]
+    rng.shuffle(keys)
+    capacity = rng.choice([None, 1, 16, 100, 5000])
+    one_by_one = JavaHashOrder(capacity)
+    for key in keys:
+        one_by_one.put(key)
+    assert hash_map_put_order(keys, capacity) == one_by_one.keys()
