@@ -249,8 +249,8 @@ class _Process:
             queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=itemgetter(1))
             if self._member_order is None:
                 self._member_order = hash_map_put_order(list(self.member_counts))
-            for member_id in self._member_order:
-                queue.offer([member_id, self.member_counts[member_id]])
+            counts = self.member_counts
+            queue.offer_all([member_id, counts[member_id]] for member_id in self._member_order)
             self._members_by_load = queue
         queue = self._members_by_load
         entry = queue.peek()
@@ -335,8 +335,7 @@ class _Assignment:
 
     def processes_by_load(self) -> JavaPriorityQueue[_Process]:
         queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(key=attrgetter("load"))
-        for process_id in self.process_order:
-            queue.offer(self.processes[process_id])
+        queue.offer_all(map(self.processes.__getitem__, self.process_order))
         return queue
 
 
