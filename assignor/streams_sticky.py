@@ -31,11 +31,9 @@ Kafka's class.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from itertools import count
 from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from weakref import WeakKeyDictionary
@@ -185,6 +183,7 @@ class _Process:
     __slots__ = (
         "_member_order",
         "_members_by_load",
+        "_sole_member",
         "active_by_member",
         "capacity",
         "load",
@@ -208,9 +207,13 @@ class _Process:
         self.standby_by_member: dict[str, set[BrokerTask]] = {}
         # Members by task count, built on first use and kept until a task is added by member id.
         self._members_by_load: JavaPriorityQueue[list] | None = None
+        self._sole_member: str | None = None  # the member of a one-member process: no queue needed
 
     def add_member(self, member_id: str) -> None:
         self.member_counts[member_id] = 0
+        self.active_by_member[member_id] = set()
+        self.standby_by_member[member_id] = set()
+        self._sole_member = member_id if len(self.member_counts) == 1 else None
         self._member_order = None
         self.capacity += 1
         self._compute_load()
@@ -222,12 +225,7 @@ class _Process:
         # Called once per task and replica (tens of thousands of times): kept to plain operations.
         self.task_count += 1
         self.tasks.add(task)
-        by_member = self.active_by_member if active else self.standby_by_member
-        member_tasks = by_member.get(member_id)
-        if member_tasks is None:
-            by_member[member_id] = {task}
-        else:
-            member_tasks.add(task)
+        (self.active_by_member if active else self.standby_by_member)[member_id].add(task)
         count = self.member_counts[member_id] + 1
         self.member_counts[member_id] = count
         self.load = self.task_count / self.capacity  # a process with a task has a member
@@ -241,10 +239,10 @@ class _Process:
 
     def add_task_to_least_loaded_member(self, task: BrokerTask, active: bool) -> int:
         """The task to the member with the fewest tasks (Java's queue order among equals); -1 if none."""
+        if self._sole_member is not None:
+            return self._add(self._sole_member, task, active)
         if not self.member_counts:
             return -1
-        if len(self.member_counts) == 1:
-            return self._add(next(iter(self.member_counts)), task, active)
         if self._members_by_load is None:
             queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=itemgetter(1))
             if self._member_order is None:
@@ -302,24 +300,30 @@ class _Quotas:
 class _LoadFloor:
     """The smallest process load while tasks go to chosen members (the sticky passes). The search for the
     best previous holder may stop once its pick sits on a least-loaded process: Kafka's rule replaces a
-    pick only by a strictly lower load, so no later candidate can. Loads only grow, so a heap whose stale
-    entries (an older, lower load) are dropped when met keeps the minimum."""
+    pick only by a strictly lower load, so no later candidate can. Loads only grow, so the minimum moves
+    only when the last process at it grows: `minimum` is kept with the number of processes at it, and
+    recounted over all processes only then (once per level, not once per task as a heap would)."""
 
-    __slots__ = ("_heap", "_pushes")
+    __slots__ = ("_at_minimum", "_processes", "minimum")
 
     def __init__(self, processes: Iterable[_Process]) -> None:
-        self._pushes = count()
-        self._heap = [(p.load, next(self._pushes), p) for p in processes]
-        heapq.heapify(self._heap)
+        self._processes = list(processes)
+        self.minimum = _DOUBLE_MAX
+        self._at_minimum = 0
+        self._recount()
 
-    def raised(self, process: _Process) -> None:
-        heapq.heappush(self._heap, (process.load, next(self._pushes), process))
+    def _recount(self) -> None:
+        loads = [p.load for p in self._processes]
+        self.minimum = min(loads, default=_DOUBLE_MAX)
+        self._at_minimum = loads.count(self.minimum)
 
-    def minimum(self) -> float:
-        heap = self._heap
-        while heap and heap[0][0] != heap[0][2].load:
-            heapq.heappop(heap)
-        return heap[0][0] if heap else _DOUBLE_MAX
+    def raised(self, old_load: float) -> None:
+        """A process that had `old_load` took a task (equal quotients are equal floats: division rounds
+        exactly, so a load at the minimum compares equal to it)."""
+        if old_load == self.minimum:
+            self._at_minimum -= 1
+            if not self._at_minimum:
+                self._recount()
 
 
 @dataclass(slots=True)
@@ -446,7 +450,7 @@ def _prev_holder_with_least_load(
     if not candidates:
         return None
     member_process = state.member_process
-    floor = state.floor.minimum() if state.floor is not None else -1.0
+    floor = state.floor.minimum if state.floor is not None else -1.0
     chosen: str | None = None
     chosen_process_load = chosen_member_load = _DOUBLE_MAX
     held = []  # where the holders of `without` met are: usually one, near the front
@@ -484,9 +488,10 @@ def _count_active(quotas: _Quotas, member_tasks: int) -> None:
 
 def _give_active(state: _Assignment, member_id: str, task: BrokerTask) -> None:
     process = state.member_process[member_id]
+    old_load = process.load
     _count_active(state.quotas, process.add_task(member_id, task, True))
     if state.floor is not None:
-        state.floor.raised(process)
+        state.floor.raised(old_load)
 
 
 def _sticky_actives(state: _Assignment, tasks: list[BrokerTask]) -> list[BrokerTask]:
@@ -529,11 +534,12 @@ def _assign_actives(state: _Assignment, tasks: Iterable[BrokerTask]) -> None:
 
 def _give_standby(state: _Assignment, member_id: str, task: BrokerTask) -> None:
     process = state.member_process[member_id]
+    old_load = process.load
     member_tasks = process.add_task(member_id, task, False)
     if member_tasks == state.quotas.all_per_member:
         state.quotas.after_any(member_tasks)
     if state.floor is not None:
-        state.floor.raised(process)
+        state.floor.raised(old_load)
 
 
 def _sticky_standby(state: _Assignment, task: BrokerTask) -> bool:
