@@ -151,6 +151,15 @@ class JavaHashOrder:
             return
         self._grow_crowded_bucket(self._insert(key, prepend=True), _TREEIFY_THRESHOLD)
 
+    def compute_if_absent_all(self, keys: Iterable[str]) -> None:
+        """`compute_if_absent` of each key in turn, in one call: a present key only resizes a table whose
+        size passed the threshold, so the calls for the others are skipped (thousands of members share
+        a handful of process ids)."""
+        hashes = self._hashes
+        for key in keys:
+            if key not in hashes or self._capacity == 0 or len(self._keys) > self._threshold:
+                self.compute_if_absent(key)
+
     def keys(self) -> list[str]:
         """The keys in the order `keySet()` iterates them."""
         if self._order is None:

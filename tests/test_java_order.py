@@ -243,3 +243,17 @@ def test_put_order_of_large_maps_is_the_one_put_by_put(seed):
     for key in keys:
         one_by_one.put(key)
     assert hash_map_put_order(keys, capacity) == one_by_one.keys()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compute_if_absent_all_is_one_call_per_key(seed):
+    # Present keys are skipped unless a resize is pending: the same table as calling for every key.
+    rng = random.Random(seed)
+    keys = [f"process-{rng.randrange(rng.choice([3, 30, 300]))}" for _ in range(rng.randrange(1, 2000))]
+    capacity = rng.choice([None, 1, 16, 1000])
+    one_by_one, all_at_once = JavaHashOrder(capacity), JavaHashOrder(capacity)
+    for key in keys:
+        one_by_one.compute_if_absent(key)
+    all_at_once.compute_if_absent_all(keys)
+    assert all_at_once.keys() == one_by_one.keys()
+    assert (all_at_once._capacity, all_at_once.treeified) == (one_by_one._capacity, one_by_one.treeified)
