@@ -194,35 +194,29 @@ class _Process:
         "tasks",
     )  # fmt: skip
 
-    def __init__(self, process_id: str) -> None:
+    def __init__(self, process_id: str, member_ids: list[str]) -> None:
+        """The process with its members, in the order they were added (all at once: a process can have
+        thousands, and the broker adds every member before the first task)."""
         self.process_id = process_id
-        self.capacity = 0
+        self.capacity = len(member_ids)
         self.task_count = 0
-        self.load = _DOUBLE_MAX
-        self.member_counts: dict[str, int] = {}  # members in the order they were added
+        self.load = 0.0 if self.capacity > 0 else -1.0
+        self.member_counts: dict[str, int] = dict.fromkeys(member_ids, 0)
         # Kafka's memberToTaskCounts is a HashMap: its order, worked out when first needed.
         self._member_order: list[str] | None = None
         self.tasks: set[BrokerTask] = set()
-        self.active_by_member: dict[str, set[BrokerTask]] = {}
-        self.standby_by_member: dict[str, set[BrokerTask]] = {}
+        self.active_by_member: dict[str, set[BrokerTask]] = {m: set() for m in member_ids}
+        self.standby_by_member: dict[str, set[BrokerTask]] = {m: set() for m in member_ids}
         # Members by task count, built on first use and kept until a task is added by member id.
         self._members_by_load: JavaPriorityQueue[list] | None = None
-        self._sole_member: str | None = None  # the member of a one-member process: no queue needed
+        # The member of a one-member process: no queue needed.
+        self._sole_member: str | None = member_ids[0] if len(member_ids) == 1 else None
 
-    def add_member(self, member_id: str) -> None:
-        self.member_counts[member_id] = 0
-        self.active_by_member[member_id] = set()
-        self.standby_by_member[member_id] = set()
-        self._sole_member = member_id if len(self.member_counts) == 1 else None
-        self._member_order = None
-        self.capacity += 1
-        self._compute_load()
+    def add_task(self, member_id: str, task: BrokerTask, active: bool) -> int:
+        """The task to this member; its new task count. Drops the members' queue (their counts changed).
 
-    def _compute_load(self) -> None:
-        self.load = -1.0 if self.capacity <= 0 else self.task_count / self.capacity
-
-    def _add(self, member_id: str, task: BrokerTask, active: bool) -> int:
-        # Called once per task and replica (tens of thousands of times): kept to plain operations.
+        Called once per task and replica (tens of thousands of times): kept to plain operations."""
+        self._members_by_load = None
         self.task_count += 1
         self.tasks.add(task)
         (self.active_by_member if active else self.standby_by_member)[member_id].add(task)
@@ -231,16 +225,10 @@ class _Process:
         self.load = self.task_count / self.capacity  # a process with a task has a member
         return count
 
-    def add_task(self, member_id: str, task: BrokerTask, active: bool) -> int:
-        """The task to this member; its new task count. Invalidates the members' queue."""
-        count = self._add(member_id, task, active)
-        self._members_by_load = None
-        return count
-
     def add_task_to_least_loaded_member(self, task: BrokerTask, active: bool) -> int:
         """The task to the member with the fewest tasks (Java's queue order among equals); -1 if none."""
         if self._sole_member is not None:
-            return self._add(self._sole_member, task, active)
+            return self.add_task(self._sole_member, task, active)
         if not self.member_counts:
             return -1
         if self._members_by_load is None:
@@ -253,9 +241,10 @@ class _Process:
         queue = self._members_by_load
         entry = queue.peek()
         assert entry is not None  # the queue holds every member
-        count = self._add(entry[0], task, active)
+        count = self.add_task(entry[0], task, active)
         entry[1] = count
         queue.requeue_head()
+        self._members_by_load = queue  # still right: the member's new count is in it
         return count
 
 
@@ -403,17 +392,19 @@ def _initial_state(group: BrokerGroup) -> _Assignment:
         members_for_active=members,
         members_for_all=members,
     )
-    processes: dict[str, _Process] = {}
     process_order = JavaHashOrder(members)  # new HashMap<>(members), filled by computeIfAbsent
+    process_order.compute_if_absent_all(m.process_id for m in group.members)
+    member_ids: dict[str, list[str]] = {}
     prev_active: dict[BrokerTask, str] = {}
     for member in group.members:
-        process_order.compute_if_absent(member.process_id)
-        process = processes.get(member.process_id)
-        if process is None:
-            process = processes[member.process_id] = _Process(member.process_id)
-        process.add_member(member.member_id)
+        ids = member_ids.get(member.process_id)
+        if ids is None:
+            member_ids[member.process_id] = [member.member_id]
+        else:
+            ids.append(member.member_id)
         for task in member.prev_active:
             prev_active[task] = member.member_id  # a task two members claim: the later one's
+    processes = {process_id: _Process(process_id, ids) for process_id, ids in member_ids.items()}
     return _Assignment(
         processes=processes,
         process_order=process_order.keys(),
@@ -474,10 +465,6 @@ def _under_active_quota(state: _Assignment, member_id: str) -> bool:
     return state.member_process[member_id].member_counts[member_id] < state.quotas.active_per_member
 
 
-def _under_total_quota(state: _Assignment, member_id: str) -> bool:
-    return state.member_process[member_id].member_counts[member_id] < state.quotas.all_per_member
-
-
 def _count_active(quotas: _Quotas, member_tasks: int) -> None:
     """An active task more on a member that now has `member_tasks`: the quotas it may have reached."""
     if member_tasks == quotas.active_per_member:
@@ -532,14 +519,19 @@ def _assign_actives(state: _Assignment, tasks: Iterable[BrokerTask]) -> None:
         requeue()
 
 
-def _give_standby(state: _Assignment, member_id: str, task: BrokerTask) -> None:
+def _give_standby_under_quota(state: _Assignment, member_id: str, task: BrokerTask) -> bool:
+    """The replica to the member if it is under the total-task quota (one call per sticky replica)."""
     process = state.member_process[member_id]
+    quotas = state.quotas
+    if process.member_counts[member_id] >= quotas.all_per_member:
+        return False
     old_load = process.load
     member_tasks = process.add_task(member_id, task, False)
-    if member_tasks == state.quotas.all_per_member:
-        state.quotas.after_any(member_tasks)
+    if member_tasks == quotas.all_per_member:
+        quotas.after_any(member_tasks)
     if state.floor is not None:
         state.floor.raised(old_load)
+    return True
 
 
 def _sticky_standby(state: _Assignment, task: BrokerTask) -> bool:
@@ -548,15 +540,11 @@ def _sticky_standby(state: _Assignment, task: BrokerTask) -> bool:
     if (
         owner is not None
         and task not in state.member_process[owner].tasks
-        and _under_total_quota(state, owner)
+        and _give_standby_under_quota(state, owner, task)
     ):
-        _give_standby(state, owner, task)
         return True
     holder = _prev_holder_with_least_load(state, state.ranked_prev_holders.get(task), task)
-    if holder is not None and _under_total_quota(state, holder):
-        _give_standby(state, holder, task)
-        return True
-    return False
+    return holder is not None and _give_standby_under_quota(state, holder, task)
 
 
 def _standby_to_least_loaded(
@@ -616,23 +604,27 @@ def _assign_standbys(state: _Assignment, stateful_tasks: Iterable[BrokerTask]) -
 
 
 MemberTasks = tuple[AbstractSet[BrokerTask], AbstractSet[BrokerTask]]
-_NONE: frozenset[BrokerTask] = frozenset()
 
 
-def assign_broker_group(group: BrokerGroup) -> dict[str, MemberTasks]:
-    """Kafka 4.4.0's StickyTaskAssignor on the broker's input: member id -> (actives, standbys)."""
+def _assigned(group: BrokerGroup) -> _Assignment:
+    """Both passes run: the processes hold every member's tasks."""
     state = _initial_state(group)
     _assign_actives(state, group.tasks)
     if state.num_standby_replicas > 0:
         _assign_standbys(state, [t for t in group.tasks if t[0] in group.stateful_subtopologies])
-    result: dict[str, MemberTasks] = {}
-    for member in group.members:
-        process = state.processes[member.process_id]
-        result[member.member_id] = (
-            process.active_by_member.get(member.member_id, _NONE),
-            process.standby_by_member.get(member.member_id, _NONE),
+    return state
+
+
+def assign_broker_group(group: BrokerGroup) -> dict[str, MemberTasks]:
+    """Kafka 4.4.0's StickyTaskAssignor on the broker's input: member id -> (actives, standbys)."""
+    member_process = _assigned(group).member_process
+    return {
+        m.member_id: (
+            member_process[m.member_id].active_by_member[m.member_id],
+            member_process[m.member_id].standby_by_member[m.member_id],
         )
-    return result
+        for m in group.members
+    }
 
 
 # --- back to our model --------------------------------------------------------------------------------------
@@ -666,7 +658,8 @@ class _BrokerInput:
     # (id, role) pairs, to update a client's task dict from ranks in one call.
     as_active: tuple[tuple[TaskId, AssignedTask], ...]
     as_standby: tuple[tuple[TaskId, AssignedTask], ...]
-    sorted_consumers: tuple[tuple[str, ...], ...]  # each client's consumer ids, sorted, in client order
+    # Per client, in client order: its process id as the broker has it, and its consumer ids sorted.
+    clients: tuple[tuple[str, tuple[str, ...]], ...]
 
     @classmethod
     def of(cls, application_state: ApplicationState) -> _BrokerInput:
@@ -677,8 +670,9 @@ class _BrokerInput:
             ids=ids,
             as_active=tuple((t, AssignedTask(t, ACTIVE)) for t in ids),
             as_standby=tuple((t, AssignedTask(t, STANDBY)) for t in ids),
-            sorted_consumers=tuple(
-                tuple(sorted(c.consumer_client_ids)) for c in application_state.clients.values()
+            clients=tuple(
+                (c.process_id.canonical, tuple(sorted(c.consumer_client_ids)))
+                for c in application_state.clients.values()
             ),
         )
 
@@ -688,23 +682,21 @@ _NO_CONSUMER_TASKS = ConsumerTasks()
 
 
 def _client_assignment(
-    state: KafkaStreamsState,
-    consumers: tuple[str, ...],
-    per_member: Mapping[str, MemberTasks],
-    broker: _BrokerInput,
+    state: KafkaStreamsState, consumers: tuple[str, ...], process: _Process | None, broker: _BrokerInput
 ) -> MemberSplitAssignment:
-    """The client's tasks and their split over its `consumers` (sorted ids)."""
-    rank, ids = broker.rank.__getitem__, broker.ids.__getitem__
-    as_active, as_standby = broker.as_active.__getitem__, broker.as_standby.__getitem__
-    split: dict[str, ConsumerTasks] = {}
+    """The client's tasks and their split over its `consumers` (sorted ids), read from its process (None:
+    a client without consumers has no member on the broker)."""
+    split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
     # A process never holds a task twice on the broker (ProcessState checks), so no task repeats here.
     tasks: dict[TaskId, AssignedTask] = {}
-    for consumer in consumers:
-        active_tasks, standby_tasks = per_member[consumer]
-        if not active_tasks and not standby_tasks:
-            split[consumer] = _NO_CONSUMER_TASKS
-            continue
-        active, standby = sorted(map(rank, active_tasks)), sorted(map(rank, standby_tasks))
+    if process is None:
+        return MemberSplitAssignment(state.process_id, tasks, split)
+    rank, ids = broker.rank.__getitem__, broker.ids.__getitem__
+    as_active, as_standby = broker.as_active.__getitem__, broker.as_standby.__getitem__
+    active_by, standby_by = process.active_by_member, process.standby_by_member
+    for consumer in [c for c in consumers if active_by[c] or standby_by[c]]:
+        active = sorted(map(rank, active_by[consumer]))
+        standby = sorted(map(rank, standby_by[consumer]))
         split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
         tasks.update(map(as_active, active))
         tasks.update(map(as_standby, standby))
@@ -739,8 +731,9 @@ class StreamsStickyTaskAssignor:
 
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         broker = _broker_input(application_state)
-        per_member = assign_broker_group(broker.group)
-        clients = zip(application_state.clients.values(), broker.sorted_consumers, strict=True)
+        processes = _assigned(broker.group).processes
+        clients = zip(application_state.clients.values(), broker.clients, strict=True)
         return TaskAssignment.of(
-            _client_assignment(state, consumers, per_member, broker) for state, consumers in clients
+            _client_assignment(state, consumers, processes.get(process_id), broker)
+            for state, (process_id, consumers) in clients
         )
