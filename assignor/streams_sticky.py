@@ -31,6 +31,7 @@ Kafka's class.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -174,6 +175,68 @@ def broker_group(application_state: ApplicationState) -> BrokerGroup:
     )
 
 
+# --- the broker's input with numbered tasks -----------------------------------------------------------------
+
+# Inside the assignor a task is its index in `BrokerGroup.tasks` (for our groups, its place in TaskId
+# order): sets and maps of small ints hash and compare faster than (subtopology, partition) tuples, and the
+# results sort by number. Kafka's two task orders become per-number sort keys.
+Task = int
+
+
+@dataclass(frozen=True, slots=True)
+class _NumberedMember:
+    """A `BrokerMember` with numbered tasks (tasks the topology no longer has are left out: nothing looks
+    them up)."""
+
+    member_id: str
+    process_id: str
+    prev_active: tuple[Task, ...]
+    prev_standby: frozenset[Task]
+    task_offsets: dict[Task, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _NumberedGroup:
+    group: BrokerGroup
+    members: tuple[_NumberedMember, ...]
+    stateful: tuple[Task, ...]  # the tasks of stateful subtopologies, in number order
+    # Per task number, its place in (partition, subtopology id) order and in (subtopology id, partition)
+    # order: Kafka's comparators, as sort keys.
+    partition_major: tuple[int, ...]
+    subtopology_major: tuple[int, ...]
+
+    @classmethod
+    def of(cls, group: BrokerGroup) -> _NumberedGroup:
+        tasks = group.tasks
+        numbers = range(len(tasks))
+        number = {task: n for n, task in enumerate(tasks)}
+        members = tuple(
+            _NumberedMember(
+                member_id=m.member_id,
+                process_id=m.process_id,
+                prev_active=tuple(number[t] for t in m.prev_active if t in number),
+                prev_standby=frozenset(number[t] for t in m.prev_standby if t in number),
+                task_offsets={number[t]: offset for t, offset in m.task_offsets.items() if t in number},
+            )
+            for m in group.members
+        )
+        return cls(
+            group=group,
+            members=members,
+            stateful=tuple(n for n, t in enumerate(group.tasks) if t[0] in group.stateful_subtopologies),
+            partition_major=_places(sorted(numbers, key=lambda n: (tasks[n][1], tasks[n][0]))),
+            subtopology_major=_places(sorted(numbers, key=tasks.__getitem__)),
+        )
+
+
+def _places(order: list[Task]) -> tuple[int, ...]:
+    """Per task number, its place in `order` (all the numbers, sorted by one of Kafka's comparators)."""
+    places = [0] * len(order)
+    for place, n in enumerate(order):
+        places[n] = place
+    return tuple(places)
+
+
 # --- the assignor's working state ---------------------------------------------------------------------------
 
 
@@ -204,15 +267,16 @@ class _Process:
         self.member_counts: dict[str, int] = dict.fromkeys(member_ids, 0)
         # Kafka's memberToTaskCounts is a HashMap: its order, worked out when first needed.
         self._member_order: list[str] | None = None
-        self.tasks: set[BrokerTask] = set()
-        self.active_by_member: dict[str, set[BrokerTask]] = {m: set() for m in member_ids}
-        self.standby_by_member: dict[str, set[BrokerTask]] = {m: set() for m in member_ids}
+        self.tasks: set[Task] = set()
+        # A member's set made with its first task (most members of a big process get none or few).
+        self.active_by_member: defaultdict[str, set[Task]] = defaultdict(set)
+        self.standby_by_member: defaultdict[str, set[Task]] = defaultdict(set)
         # Members by task count, built on first use and kept until a task is added by member id.
         self._members_by_load: JavaPriorityQueue[list] | None = None
         # The member of a one-member process: no queue needed.
         self._sole_member: str | None = member_ids[0] if len(member_ids) == 1 else None
 
-    def add_task(self, member_id: str, task: BrokerTask, active: bool) -> int:
+    def add_task(self, member_id: str, task: Task, active: bool) -> int:
         """The task to this member; its new task count. Drops the members' queue (their counts changed).
 
         Called once per task and replica (tens of thousands of times): kept to plain operations."""
@@ -225,7 +289,7 @@ class _Process:
         self.load = self.task_count / self.capacity  # a process with a task has a member
         return count
 
-    def add_task_to_least_loaded_member(self, task: BrokerTask, active: bool) -> int:
+    def add_task_to_least_loaded_member(self, task: Task, active: bool) -> int:
         """The task to the member with the fewest tasks (Java's queue order among equals); -1 if none."""
         if self._sole_member is not None:
             return self.add_task(self._sole_member, task, active)
@@ -320,10 +384,11 @@ class _Assignment:
     processes: dict[str, _Process]
     process_order: list[str]  # how Kafka's processIdToState HashMap iterates
     member_process: dict[str, _Process]
-    prev_active_member: dict[BrokerTask, str]
-    ranked_prev_holders: dict[BrokerTask, list[str]]
+    prev_active_member: dict[Task, str]
+    ranked_prev_holders: dict[Task, list[str]]
     quotas: _Quotas
     num_standby_replicas: int
+    numbered: _NumberedGroup
     floor: _LoadFloor | None = None  # kept during the sticky passes only
 
     def processes_by_load(self) -> JavaPriorityQueue[_Process]:
@@ -345,9 +410,9 @@ _INDEX_BITS = 32
 _INDEX_MASK = (1 << _INDEX_BITS) - 1
 
 
-def _holder_keys(members: Iterable[BrokerMember]) -> dict[BrokerTask, list[int]]:
+def _holder_keys(members: Iterable[_NumberedMember]) -> dict[Task, list[int]]:
     """Per task, the rank keys of the members holding its state (one member adds one key per task)."""
-    keys: dict[BrokerTask, list[int]] = {}
+    keys: dict[Task, list[int]] = {}
     get = keys.get
     for index, member in enumerate(members):
         standby, offsets = member.prev_standby, member.task_offsets
@@ -370,7 +435,7 @@ def _holder_keys(members: Iterable[BrokerMember]) -> dict[BrokerTask, list[int]]
     return keys
 
 
-def _standby_candidates(members: tuple[BrokerMember, ...]) -> dict[BrokerTask, list[str]]:
+def _standby_candidates(members: tuple[_NumberedMember, ...]) -> dict[Task, list[str]]:
     """Per task, the members holding its state, best first: current standbys before members that only
     report offsets, each group by offset sum descending (an unreported one counts as 0); equal ones keep
     the members' order (Java's sort is stable, like Python's)."""
@@ -383,20 +448,20 @@ def _standby_candidates(members: tuple[BrokerMember, ...]) -> dict[BrokerTask, l
     }
 
 
-def _initial_state(group: BrokerGroup) -> _Assignment:
-    stateful_tasks = sum(1 for sub, _ in group.tasks if sub in group.stateful_subtopologies)
+def _initial_state(numbered: _NumberedGroup) -> _Assignment:
+    group = numbered.group
     members = len(group.members)
     quotas = _Quotas(
         active_tasks=len(group.tasks),
-        all_tasks=len(group.tasks) + stateful_tasks * group.num_standby_replicas,
+        all_tasks=len(group.tasks) + len(numbered.stateful) * group.num_standby_replicas,
         members_for_active=members,
         members_for_all=members,
     )
     process_order = JavaHashOrder(members)  # new HashMap<>(members), filled by computeIfAbsent
     process_order.compute_if_absent_all(m.process_id for m in group.members)
     member_ids: dict[str, list[str]] = {}
-    prev_active: dict[BrokerTask, str] = {}
-    for member in group.members:
+    prev_active: dict[Task, str] = {}
+    for member in numbered.members:
         ids = member_ids.get(member.process_id)
         if ids is None:
             member_ids[member.process_id] = [member.member_id]
@@ -410,9 +475,10 @@ def _initial_state(group: BrokerGroup) -> _Assignment:
         process_order=process_order.keys(),
         member_process={m.member_id: processes[m.process_id] for m in group.members},
         prev_active_member=prev_active,
-        ranked_prev_holders=_standby_candidates(group.members),
+        ranked_prev_holders=_standby_candidates(numbered.members),
         quotas=quotas,
         num_standby_replicas=group.num_standby_replicas,
+        numbered=numbered,
     )
 
 
@@ -430,7 +496,7 @@ def _load_floor_if_worth_it(state: _Assignment) -> _LoadFloor | None:
 
 
 def _prev_holder_with_least_load(
-    state: _Assignment, candidates: list[str] | None, without: BrokerTask | None
+    state: _Assignment, candidates: list[str] | None, without: Task | None
 ) -> str | None:
     """The first ranked candidate, replaced only by one whose process load *and* member task count are
     both lower (Kafka's rule; not a true minimum).
@@ -473,7 +539,7 @@ def _count_active(quotas: _Quotas, member_tasks: int) -> None:
         quotas.after_any(member_tasks)
 
 
-def _give_active(state: _Assignment, member_id: str, task: BrokerTask) -> None:
+def _give_active(state: _Assignment, member_id: str, task: Task) -> None:
     process = state.member_process[member_id]
     old_load = process.load
     _count_active(state.quotas, process.add_task(member_id, task, True))
@@ -481,7 +547,7 @@ def _give_active(state: _Assignment, member_id: str, task: BrokerTask) -> None:
         state.floor.raised(old_load)
 
 
-def _sticky_actives(state: _Assignment, tasks: list[BrokerTask]) -> list[BrokerTask]:
+def _sticky_actives(state: _Assignment, tasks: list[Task]) -> list[Task]:
     """Steps 1 and 2: previous owners, then ranked previous standby holders; returns the tasks left."""
     left = []
     for task in tasks:
@@ -502,24 +568,31 @@ def _sticky_actives(state: _Assignment, tasks: list[BrokerTask]) -> list[BrokerT
     return still_left
 
 
-def _assign_actives(state: _Assignment, tasks: Iterable[BrokerTask]) -> None:
-    by_partition = sorted(tasks, key=lambda t: (t[1], t[0]))
-    left = sorted(_sticky_actives(state, by_partition))  # (subtopology id, partition): a range-like start
+def _no_room(task: Task, state: _Assignment, what: str) -> StreamsStickyError:
+    subtopology, partition = state.numbered.group.tasks[task]
+    return StreamsStickyError(f"No {what} available to assign active task {subtopology}_{partition}.")
+
+
+def _assign_actives(state: _Assignment) -> None:
+    numbered = state.numbered
+    by_partition = sorted(range(len(numbered.group.tasks)), key=numbered.partition_major.__getitem__)
+    # The tasks left in (subtopology id, partition) order: a range-like start.
+    left = sorted(_sticky_actives(state, by_partition), key=numbered.subtopology_major.__getitem__)
     queue = state.processes_by_load()
     # Kafka polls the least-loaded process and offers it back after the task: `requeue_head` does both.
     head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
     for task in left:
         process = head()
         if process is None:
-            raise StreamsStickyError(f"No process available to assign active task {task[0]}_{task[1]}.")
+            raise _no_room(task, state, "process")
         count = process.add_task_to_least_loaded_member(task, True)
         if count == -1:
-            raise StreamsStickyError(f"No member available to assign active task {task[0]}_{task[1]}.")
+            raise _no_room(task, state, "member")
         _count_active(quotas, count)
         requeue()
 
 
-def _give_standby_under_quota(state: _Assignment, member_id: str, task: BrokerTask) -> bool:
+def _give_standby_under_quota(state: _Assignment, member_id: str, task: Task) -> bool:
     """The replica to the member if it is under the total-task quota (one call per sticky replica)."""
     process = state.member_process[member_id]
     quotas = state.quotas
@@ -534,7 +607,7 @@ def _give_standby_under_quota(state: _Assignment, member_id: str, task: BrokerTa
     return True
 
 
-def _sticky_standby(state: _Assignment, task: BrokerTask) -> bool:
+def _sticky_standby(state: _Assignment, task: Task) -> bool:
     """One replica to the previous active member or the best previous holder, if under the quota."""
     owner = state.prev_active_member.get(task)
     if (
@@ -547,9 +620,7 @@ def _sticky_standby(state: _Assignment, task: BrokerTask) -> bool:
     return holder is not None and _give_standby_under_quota(state, holder, task)
 
 
-def _standby_to_least_loaded(
-    state: _Assignment, queue: JavaPriorityQueue[_Process], task: BrokerTask
-) -> bool:
+def _standby_to_least_loaded(state: _Assignment, queue: JavaPriorityQueue[_Process], task: Task) -> bool:
     """The least-loaded process without the task takes it; a process that holds it already is put back
     only after the search below it (Kafka's recursion; the depth is at most the replica count)."""
     process = queue.poll()
@@ -568,16 +639,18 @@ def _standby_to_least_loaded(
     return placed
 
 
-def _assign_standbys(state: _Assignment, stateful_tasks: Iterable[BrokerTask]) -> None:
-    remaining: list[tuple[BrokerTask, int]] = []
+def _assign_standbys(state: _Assignment) -> None:
+    numbered = state.numbered
+    remaining: list[tuple[Task, int]] = []
     state.floor = _load_floor_if_worth_it(state)
-    for task in sorted(stateful_tasks, key=lambda t: (t[1], t[0]), reverse=True):
+    for task in sorted(numbered.stateful, key=numbered.partition_major.__getitem__, reverse=True):
         for replica in range(state.num_standby_replicas):
             if not _sticky_standby(state, task):
                 remaining.append((task, state.num_standby_replicas - replica))
                 break
     state.floor = None
-    remaining.sort(key=lambda entry: entry[0], reverse=True)
+    subtopology_major = numbered.subtopology_major
+    remaining.sort(key=lambda entry: subtopology_major[entry[0]], reverse=True)
     queue = state.processes_by_load()
     head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
     for task, replicas in remaining:
@@ -604,24 +677,26 @@ def _assign_standbys(state: _Assignment, stateful_tasks: Iterable[BrokerTask]) -
 
 
 MemberTasks = tuple[AbstractSet[BrokerTask], AbstractSet[BrokerTask]]
+_NONE: frozenset[Task] = frozenset()
 
 
-def _assigned(group: BrokerGroup) -> _Assignment:
+def _assigned(numbered: _NumberedGroup) -> _Assignment:
     """Both passes run: the processes hold every member's tasks."""
-    state = _initial_state(group)
-    _assign_actives(state, group.tasks)
+    state = _initial_state(numbered)
+    _assign_actives(state)
     if state.num_standby_replicas > 0:
-        _assign_standbys(state, [t for t in group.tasks if t[0] in group.stateful_subtopologies])
+        _assign_standbys(state)
     return state
 
 
 def assign_broker_group(group: BrokerGroup) -> dict[str, MemberTasks]:
     """Kafka 4.4.0's StickyTaskAssignor on the broker's input: member id -> (actives, standbys)."""
-    member_process = _assigned(group).member_process
+    member_process = _assigned(_NumberedGroup.of(group)).member_process
+    tasks = group.tasks
     return {
         m.member_id: (
-            member_process[m.member_id].active_by_member[m.member_id],
-            member_process[m.member_id].standby_by_member[m.member_id],
+            {tasks[n] for n in member_process[m.member_id].active_by_member.get(m.member_id, _NONE)},
+            {tasks[n] for n in member_process[m.member_id].standby_by_member.get(m.member_id, _NONE)},
         )
         for m in group.members
     }
@@ -649,11 +724,10 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
 
 @dataclass(frozen=True, slots=True)
 class _BrokerInput:
-    """The broker's input, and each broker task's place in TaskId order with its id and two roles (built
-    once: they are immutable values), so results are sorted by comparing small ints."""
+    """The broker's input with numbered tasks, and per task number its id and two roles (built once: they
+    are immutable values). The group's tasks are in TaskId order, so results sort by number."""
 
-    group: BrokerGroup
-    rank: Mapping[BrokerTask, int]
+    numbered: _NumberedGroup
     ids: tuple[TaskId, ...]
     # (id, role) pairs, to update a client's task dict from ranks in one call.
     as_active: tuple[tuple[TaskId, AssignedTask], ...]
@@ -664,9 +738,10 @@ class _BrokerInput:
     @classmethod
     def of(cls, application_state: ApplicationState) -> _BrokerInput:
         ids = tuple(application_state.tasks)  # ApplicationState keeps tasks in TaskId order
+        group = broker_group(application_state)
+        assert group.tasks == tuple(map(broker_task, ids))  # task number = place in TaskId order
         return cls(
-            group=broker_group(application_state),
-            rank=MappingProxyType({broker_task(t): i for i, t in enumerate(ids)}),
+            numbered=_NumberedGroup.of(group),
             ids=ids,
             as_active=tuple((t, AssignedTask(t, ACTIVE)) for t in ids),
             as_standby=tuple((t, AssignedTask(t, STANDBY)) for t in ids),
@@ -691,12 +766,12 @@ def _client_assignment(
     tasks: dict[TaskId, AssignedTask] = {}
     if process is None:
         return MemberSplitAssignment(state.process_id, tasks, split)
-    rank, ids = broker.rank.__getitem__, broker.ids.__getitem__
+    ids = broker.ids.__getitem__
     as_active, as_standby = broker.as_active.__getitem__, broker.as_standby.__getitem__
     active_by, standby_by = process.active_by_member, process.standby_by_member
-    for consumer in [c for c in consumers if active_by[c] or standby_by[c]]:
-        active = sorted(map(rank, active_by[consumer]))
-        standby = sorted(map(rank, standby_by[consumer]))
+    for consumer in [c for c in consumers if c in active_by or c in standby_by]:
+        active = sorted(active_by.get(consumer, _NONE))
+        standby = sorted(standby_by.get(consumer, _NONE))
         split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
         tasks.update(map(as_active, active))
         tasks.update(map(as_standby, standby))
@@ -731,7 +806,7 @@ class StreamsStickyTaskAssignor:
 
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         broker = _broker_input(application_state)
-        processes = _assigned(broker.group).processes
+        processes = _assigned(broker.numbered).processes
         clients = zip(application_state.clients.values(), broker.clients, strict=True)
         return TaskAssignment.of(
             _client_assignment(state, consumers, processes.get(process_id), broker)
