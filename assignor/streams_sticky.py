@@ -385,7 +385,8 @@ class _Assignment:
     process_order: list[str]  # how Kafka's processIdToState HashMap iterates
     member_process: dict[str, _Process]
     prev_active_member: dict[Task, str]
-    ranked_prev_holders: dict[Task, list[str]]
+    ranked_prev_holders: dict[Task, list[int]]  # rank keys: `_standby_candidates`
+    member_ids: list[str]  # by index in the group's order
     quotas: _Quotas
     num_standby_replicas: int
     numbered: _NumberedGroup
@@ -416,13 +417,17 @@ def _holder_keys(members: Iterable[_NumberedMember]) -> dict[Task, list[int]]:
     get = keys.get
     for index, member in enumerate(members):
         standby, offsets = member.prev_standby, member.task_offsets
+        # The key less its offset part, per group: the key is then one subtraction (the offset part has
+        # no bits in common with the index, and stays below bit 100).
+        standby_base = (_OFFSET_BIAS << _INDEX_BITS) | index
+        reported_base = _REPORTED_ONLY | standby_base
         with_offset = 0
         for task, offset in offsets.items():  # one pass over the offsets: most standbys report one
             if task in standby:
-                key = ((_OFFSET_BIAS - offset) << _INDEX_BITS) | index
+                key = standby_base - (offset << _INDEX_BITS)
                 with_offset += 1
             else:
-                key = _REPORTED_ONLY | ((_OFFSET_BIAS - offset) << _INDEX_BITS) | index
+                key = reported_base - (offset << _INDEX_BITS)
             ranked = get(task)
             if ranked is None:
                 keys[task] = [key]
@@ -431,21 +436,20 @@ def _holder_keys(members: Iterable[_NumberedMember]) -> dict[Task, list[int]]:
         if with_offset < len(standby):  # standbys without an offset count as offset 0
             for task in standby:
                 if task not in offsets:
-                    keys.setdefault(task, []).append((_OFFSET_BIAS << _INDEX_BITS) | index)
+                    keys.setdefault(task, []).append(standby_base)
     return keys
 
 
-def _standby_candidates(members: tuple[_NumberedMember, ...]) -> dict[Task, list[str]]:
-    """Per task, the members holding its state, best first: current standbys before members that only
-    report offsets, each group by offset sum descending (an unreported one counts as 0); equal ones keep
-    the members' order (Java's sort is stable, like Python's)."""
-    ids = [member.member_id for member in members]
-    return {
-        task: [ids[ranked[0] & _INDEX_MASK]]
-        if len(ranked) == 1
-        else [ids[key & _INDEX_MASK] for key in sorted(ranked)]
-        for task, ranked in _holder_keys(members).items()
-    }
+def _standby_candidates(members: tuple[_NumberedMember, ...]) -> dict[Task, list[int]]:
+    """Per task, the members holding its state, best first, as rank keys (the member's index is the key's
+    low bits: a search reads the few members it visits, so no list of ids is built per task): current
+    standbys before members that only report offsets, each group by offset sum descending (an unreported
+    one counts as 0); equal ones keep the members' order (Java's sort is stable, like Python's)."""
+    keys = _holder_keys(members)
+    for ranked in keys.values():
+        if len(ranked) > 1:
+            ranked.sort()
+    return keys
 
 
 def _initial_state(numbered: _NumberedGroup) -> _Assignment:
@@ -476,6 +480,7 @@ def _initial_state(numbered: _NumberedGroup) -> _Assignment:
         member_process={m.member_id: processes[m.process_id] for m in group.members},
         prev_active_member=prev_active,
         ranked_prev_holders=_standby_candidates(numbered.members),
+        member_ids=[m.member_id for m in group.members],
         quotas=quotas,
         num_standby_replicas=group.num_standby_replicas,
         numbered=numbered,
@@ -496,7 +501,7 @@ def _load_floor_if_worth_it(state: _Assignment) -> _LoadFloor | None:
 
 
 def _prev_holder_with_least_load(
-    state: _Assignment, candidates: list[str] | None, without: Task | None
+    state: _Assignment, candidates: list[int] | None, without: Task | None
 ) -> str | None:
     """The first ranked candidate, replaced only by one whose process load *and* member task count are
     both lower (Kafka's rule; not a true minimum).
@@ -506,12 +511,13 @@ def _prev_holder_with_least_load(
     the same task's next replica would skip them again."""
     if not candidates:
         return None
-    member_process = state.member_process
+    member_process, member_ids = state.member_process, state.member_ids
     floor = state.floor.minimum if state.floor is not None else -1.0
     chosen: str | None = None
     chosen_process_load = chosen_member_load = _DOUBLE_MAX
     held = []  # where the holders of `without` met are: usually one, near the front
-    for index, member_id in enumerate(candidates):
+    for index, key in enumerate(candidates):
+        member_id = member_ids[key & _INDEX_MASK]
         process = member_process[member_id]
         if without is not None and without in process.tasks:
             held.append(index)
