@@ -246,12 +246,12 @@ class _Process:
     __slots__ = (
         "_member_order",
         "_members_by_load",
-        "_sole_member",
         "active_by_member",
         "capacity",
         "load",
         "member_counts",
         "process_id",
+        "sole_member",
         "standby_by_member",
         "task_count",
         "tasks",
@@ -273,8 +273,8 @@ class _Process:
         self.standby_by_member: defaultdict[str, set[Task]] = defaultdict(set)
         # Members by task count, built on first use and kept until a task is added by member id.
         self._members_by_load: JavaPriorityQueue[list] | None = None
-        # The member of a one-member process: no queue needed.
-        self._sole_member: str | None = member_ids[0] if len(member_ids) == 1 else None
+        # The member of a one-member process: it takes every task, no queue needed.
+        self.sole_member: str | None = member_ids[0] if len(member_ids) == 1 else None
 
     def add_task(self, member_id: str, task: Task, active: bool) -> int:
         """The task to this member; its new task count. Drops the members' queue (their counts changed).
@@ -291,8 +291,8 @@ class _Process:
 
     def add_task_to_least_loaded_member(self, task: Task, active: bool) -> int:
         """The task to the member with the fewest tasks (Java's queue order among equals); -1 if none."""
-        if self._sole_member is not None:
-            return self.add_task(self._sole_member, task, active)
+        if self.sole_member is not None:
+            return self.add_task(self.sole_member, task, active)
         if not self.member_counts:
             return -1
         if self._members_by_load is None:
@@ -626,22 +626,23 @@ def _sticky_standby(state: _Assignment, task: Task) -> bool:
     return holder is not None and _give_standby_under_quota(state, holder, task)
 
 
-def _standby_to_least_loaded(state: _Assignment, queue: JavaPriorityQueue[_Process], task: Task) -> bool:
-    """The least-loaded process without the task takes it; a process that holds it already is put back
-    only after the search below it (Kafka's recursion; the depth is at most the replica count)."""
-    process = queue.poll()
-    if process is None:
-        return False
+def _standby_past_holders(state: _Assignment, queue: JavaPriorityQueue[_Process], task: Task) -> bool:
+    """The least-loaded process without the task takes it. Kafka recurses: it polls the processes that
+    hold the task until one does not, and offers them back, deepest first, after that one; a loop that
+    keeps the polled ones does the same. False if every process holds it."""
+    held = []
     placed = False
-    if task not in process.tasks:
-        count = process.add_task_to_least_loaded_member(task, False)
-        if count != -1:
-            placed = True
+    while (process := queue.poll()) is not None:
+        if task not in process.tasks:
+            count = process.add_task_to_least_loaded_member(task, False)
+            placed = count != -1
             if count == state.quotas.all_per_member:
                 state.quotas.after_any(count)
-    elif len(queue):
-        placed = _standby_to_least_loaded(state, queue, task)
-    queue.offer(process)
+            queue.offer(process)
+            break
+        held.append(process)
+    for process in reversed(held):
+        queue.offer(process)
     return placed
 
 
@@ -661,25 +662,26 @@ def _assign_standbys(state: _Assignment) -> None:
     head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
     for task, replicas in remaining:
         for _ in range(replicas):
-            # `_standby_to_least_loaded` unrolled for its usual first step (the lightest process lacks the
-            # task; Kafka's poll and offer back are one `requeue_head`): this loop runs once per standby
+            # `_standby_past_holders` unrolled for its usual case (the lightest process lacks the task;
+            # Kafka's poll and offer back are one `requeue_head`): this loop runs once per standby
             # replica, tens of thousands of times.
             process = head()
             if process is None:
                 break
-            if task not in process.tasks:
-                tasks = process.add_task_to_least_loaded_member(task, False)
-                requeue()
-                if tasks == -1:
-                    break
-                if tasks == quotas.all_per_member:
-                    quotas.after_any(tasks)
-                continue
-            queue.poll()
-            placed = len(queue) > 0 and _standby_to_least_loaded(state, queue, task)
-            queue.offer(process)
-            if not placed:
+            if task in process.tasks:
+                if _standby_past_holders(state, queue, task):
+                    continue
                 break  # Kafka logs that the capacity is short, and goes on with the next task
+            member = process.sole_member
+            if member is None:
+                count = process.add_task_to_least_loaded_member(task, False)
+            else:
+                count = process.add_task(member, task, False)
+            requeue()
+            if count == -1:
+                break
+            if count == quotas.all_per_member:
+                quotas.after_any(count)
 
 
 MemberTasks = tuple[AbstractSet[BrokerTask], AbstractSet[BrokerTask]]
