@@ -533,10 +533,6 @@ def _prev_holder_with_least_load(
     return chosen
 
 
-def _under_active_quota(state: _Assignment, member_id: str) -> bool:
-    return state.member_process[member_id].member_counts[member_id] < state.quotas.active_per_member
-
-
 def _count_active(quotas: _Quotas, member_tasks: int) -> None:
     """An active task more on a member that now has `member_tasks`: the quotas it may have reached."""
     if member_tasks == quotas.active_per_member:
@@ -545,30 +541,33 @@ def _count_active(quotas: _Quotas, member_tasks: int) -> None:
         quotas.after_any(member_tasks)
 
 
-def _give_active(state: _Assignment, member_id: str, task: Task) -> None:
+def _give_active_under_quota(state: _Assignment, member_id: str, task: Task) -> bool:
+    """The task to the member if it is under the active quota (one call per sticky task)."""
     process = state.member_process[member_id]
+    if process.member_counts[member_id] >= state.quotas.active_per_member:
+        return False
     old_load = process.load
     _count_active(state.quotas, process.add_task(member_id, task, True))
     if state.floor is not None:
         state.floor.raised(old_load)
+    return True
 
 
 def _sticky_actives(state: _Assignment, tasks: list[Task]) -> list[Task]:
     """Steps 1 and 2: previous owners, then ranked previous standby holders; returns the tasks left."""
     left = []
+    prev_active_member = state.prev_active_member
     for task in tasks:
-        owner = state.prev_active_member.get(task)
-        if owner is not None and _under_active_quota(state, owner):
-            _give_active(state, owner, task)
-        else:
+        owner = prev_active_member.get(task)
+        if owner is None or not _give_active_under_quota(state, owner, task):
             left.append(task)
     still_left = []
+    ranked_prev_holders = state.ranked_prev_holders
     state.floor = _load_floor_if_worth_it(state)
     for task in left:
-        holder = _prev_holder_with_least_load(state, state.ranked_prev_holders.get(task), None)
-        if holder is not None and _under_active_quota(state, holder):
-            _give_active(state, holder, task)
-        else:
+        candidates = ranked_prev_holders.get(task)
+        holder = None if candidates is None else _prev_holder_with_least_load(state, candidates, None)
+        if holder is None or not _give_active_under_quota(state, holder, task):
             still_left.append(task)
     state.floor = None
     return still_left
@@ -591,10 +590,15 @@ def _assign_actives(state: _Assignment) -> None:
         process = head()
         if process is None:
             raise _no_room(task, state, "process")
-        count = process.add_task_to_least_loaded_member(task, True)
-        if count == -1:
-            raise _no_room(task, state, "member")
-        _count_active(quotas, count)
+        member = process.sole_member
+        if member is None:
+            count = process.add_task_to_least_loaded_member(task, True)
+            if count == -1:
+                raise _no_room(task, state, "member")
+        else:
+            count = process.add_task(member, task, True)
+        if count == quotas.active_per_member or count == quotas.all_per_member:
+            _count_active(quotas, count)
         requeue()
 
 
@@ -646,11 +650,18 @@ def _standby_past_holders(state: _Assignment, queue: JavaPriorityQueue[_Process]
     return placed
 
 
-def _assign_standbys(state: _Assignment) -> None:
+def _sticky_standbys(state: _Assignment) -> list[tuple[Task, int]]:
+    """Replicas to previous owners and holders, stateful tasks in descending (partition, subtopology id)
+    order; returns each task that ran out of them with its replicas left, in descending (subtopology id,
+    partition) order."""
     numbered = state.numbered
     remaining: list[tuple[Task, int]] = []
     state.floor = _load_floor_if_worth_it(state)
+    owned, held = state.prev_active_member, state.ranked_prev_holders
     for task in sorted(numbered.stateful, key=numbered.partition_major.__getitem__, reverse=True):
+        if task not in owned and task not in held:  # no sticky replica possible (all of a first round)
+            remaining.append((task, state.num_standby_replicas))
+            continue
         for replica in range(state.num_standby_replicas):
             if not _sticky_standby(state, task):
                 remaining.append((task, state.num_standby_replicas - replica))
@@ -658,6 +669,11 @@ def _assign_standbys(state: _Assignment) -> None:
     state.floor = None
     subtopology_major = numbered.subtopology_major
     remaining.sort(key=lambda entry: subtopology_major[entry[0]], reverse=True)
+    return remaining
+
+
+def _assign_standbys(state: _Assignment) -> None:
+    remaining = _sticky_standbys(state)
     queue = state.processes_by_load()
     head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
     for task, replicas in remaining:
