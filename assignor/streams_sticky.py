@@ -780,26 +780,31 @@ class _BrokerInput:
 _NO_CONSUMER_TASKS = ConsumerTasks()
 
 
-def _client_assignment(
-    state: KafkaStreamsState, consumers: tuple[str, ...], process: _Process | None, broker: _BrokerInput
-) -> MemberSplitAssignment:
-    """The client's tasks and their split over its `consumers` (sorted ids), read from its process (None:
-    a client without consumers has no member on the broker)."""
-    split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
-    # A process never holds a task twice on the broker (ProcessState checks), so no task repeats here.
-    tasks: dict[TaskId, AssignedTask] = {}
-    if process is None:
-        return MemberSplitAssignment(state.process_id, tasks, split)
+def _client_assignments(
+    application_state: ApplicationState, broker: _BrokerInput, processes: Mapping[str, _Process]
+) -> list[MemberSplitAssignment]:
+    """Each client's tasks and their split over its consumers, read from its process (none: a client
+    without consumers has no member on the broker). One loop over the clients: thousands of them."""
     ids = broker.ids.__getitem__
     as_active, as_standby = broker.as_active.__getitem__, broker.as_standby.__getitem__
-    active_by, standby_by = process.active_by_member, process.standby_by_member
-    for consumer in [c for c in consumers if c in active_by or c in standby_by]:
-        active = sorted(active_by.get(consumer, _NONE))
-        standby = sorted(standby_by.get(consumer, _NONE))
-        split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
-        tasks.update(map(as_active, active))
-        tasks.update(map(as_standby, standby))
-    return MemberSplitAssignment(state.process_id, tasks, split)
+    assignments = []
+    for state, (process_id, consumers) in zip(
+        application_state.clients.values(), broker.clients, strict=True
+    ):
+        split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
+        # A process never holds a task twice on the broker (ProcessState checks), so no task repeats.
+        tasks: dict[TaskId, AssignedTask] = {}
+        process = processes.get(process_id)
+        if process is not None:
+            active_by, standby_by = process.active_by_member, process.standby_by_member
+            for consumer in [c for c in consumers if c in active_by or c in standby_by]:
+                active = sorted(active_by.get(consumer, _NONE))
+                standby = sorted(standby_by.get(consumer, _NONE))
+                split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
+                tasks.update(map(as_active, active))
+                tasks.update(map(as_standby, standby))
+        assignments.append(MemberSplitAssignment(state.process_id, tasks, split))
+    return assignments
 
 
 # The broker's input is a pure function of the (immutable) application state, so it is built once per state:
@@ -831,8 +836,4 @@ class StreamsStickyTaskAssignor:
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         broker = _broker_input(application_state)
         processes = _assigned(broker.numbered).processes
-        clients = zip(application_state.clients.values(), broker.clients, strict=True)
-        return TaskAssignment.of(
-            _client_assignment(state, consumers, processes.get(process_id), broker)
-            for state, (process_id, consumers) in clients
-        )
+        return TaskAssignment.of(_client_assignments(application_state, broker, processes))
