@@ -181,6 +181,7 @@ def broker_group(application_state: ApplicationState) -> BrokerGroup:
 # order): sets and maps of small ints hash and compare faster than (subtopology, partition) tuples, and the
 # results sort by number. Kafka's two task orders become per-number sort keys.
 Task = int
+_NONE: frozenset[Task] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -617,17 +618,20 @@ def _give_standby_under_quota(state: _Assignment, member_id: str, task: Task) ->
     return True
 
 
-def _sticky_standby(state: _Assignment, task: Task) -> bool:
-    """One replica to the previous active member or the best previous holder, if under the quota."""
+def _sticky_replicas(state: _Assignment, task: Task, replicas: int) -> int:
+    """Replicas, one by one, each to the previous active member or else the best previous holder, if under
+    the quota; how many were placed before one found neither (the owner and the holder list are looked up
+    once for all of them)."""
     owner = state.prev_active_member.get(task)
-    if (
-        owner is not None
-        and task not in state.member_process[owner].tasks
-        and _give_standby_under_quota(state, owner, task)
-    ):
-        return True
-    holder = _prev_holder_with_least_load(state, state.ranked_prev_holders.get(task), task)
-    return holder is not None and _give_standby_under_quota(state, holder, task)
+    owner_tasks = _NONE if owner is None else state.member_process[owner].tasks  # the live set
+    candidates = state.ranked_prev_holders.get(task)
+    for placed in range(replicas):
+        if owner is not None and task not in owner_tasks and _give_standby_under_quota(state, owner, task):
+            continue
+        holder = None if candidates is None else _prev_holder_with_least_load(state, candidates, task)
+        if holder is None or not _give_standby_under_quota(state, holder, task):
+            return placed
+    return replicas
 
 
 def _standby_past_holders(state: _Assignment, queue: JavaPriorityQueue[_Process], task: Task) -> bool:
@@ -662,10 +666,9 @@ def _sticky_standbys(state: _Assignment) -> list[tuple[Task, int]]:
         if task not in owned and task not in held:  # no sticky replica possible (all of a first round)
             remaining.append((task, state.num_standby_replicas))
             continue
-        for replica in range(state.num_standby_replicas):
-            if not _sticky_standby(state, task):
-                remaining.append((task, state.num_standby_replicas - replica))
-                break
+        placed = _sticky_replicas(state, task, state.num_standby_replicas)
+        if placed < state.num_standby_replicas:
+            remaining.append((task, state.num_standby_replicas - placed))
     state.floor = None
     subtopology_major = numbered.subtopology_major
     remaining.sort(key=lambda entry: subtopology_major[entry[0]], reverse=True)
@@ -701,7 +704,6 @@ def _assign_standbys(state: _Assignment) -> None:
 
 
 MemberTasks = tuple[AbstractSet[BrokerTask], AbstractSet[BrokerTask]]
-_NONE: frozenset[Task] = frozenset()
 
 
 def _assigned(numbered: _NumberedGroup) -> _Assignment:
