@@ -643,9 +643,10 @@ def _standby_past_holders(state: _Assignment, queue: JavaPriorityQueue[_Process]
     while (process := queue.poll()) is not None:
         if task not in process.tasks:
             count = process.add_task_to_least_loaded_member(task, False)
-            placed = count != -1
-            if count == state.quotas.all_per_member:
-                state.quotas.after_any(count)
+            if count != -1:
+                placed = True
+                if count == state.quotas.all_per_member:
+                    state.quotas.after_any(count)
             queue.offer(process)
             break
         held.append(process)
