@@ -579,11 +579,19 @@ def _no_room(task: Task, state: _Assignment, what: str) -> StreamsStickyError:
     return StreamsStickyError(f"No {what} available to assign active task {subtopology}_{partition}.")
 
 
+def _has_history(state: _Assignment) -> bool:
+    """Whether any task has a previous owner or holder (not on a first assignment: then the sticky steps
+    place nothing, and the order they visit tasks in need not be sorted)."""
+    return bool(state.prev_active_member or state.ranked_prev_holders)
+
+
 def _assign_actives(state: _Assignment) -> None:
     numbered = state.numbered
-    by_partition = sorted(range(len(numbered.group.tasks)), key=numbered.partition_major.__getitem__)
+    tasks: Iterable[Task] = range(len(numbered.group.tasks))
+    if _has_history(state):
+        tasks = _sticky_actives(state, sorted(tasks, key=numbered.partition_major.__getitem__))
     # The tasks left in (subtopology id, partition) order: a range-like start.
-    left = sorted(_sticky_actives(state, by_partition), key=numbered.subtopology_major.__getitem__)
+    left = sorted(tasks, key=numbered.subtopology_major.__getitem__)
     queue = state.processes_by_load()
     # Kafka polls the least-loaded process and offers it back after the task: `requeue_head` does both.
     head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
@@ -660,19 +668,30 @@ def _sticky_standbys(state: _Assignment) -> list[tuple[Task, int]]:
     order; returns each task that ran out of them with its replicas left, in descending (subtopology id,
     partition) order."""
     numbered = state.numbered
+    if not _has_history(state):
+        remaining = [(task, state.num_standby_replicas) for task in numbered.stateful]
+    else:
+        remaining = _sticky_standbys_in_order(state)
+    subtopology_major = numbered.subtopology_major
+    remaining.sort(key=lambda entry: subtopology_major[entry[0]], reverse=True)
+    return remaining
+
+
+def _sticky_standbys_in_order(state: _Assignment) -> list[tuple[Task, int]]:
+    """The sticky replicas, task by task in descending (partition, subtopology id) order: the order
+    decides who reaches a quota first. Returns the tasks left with their replicas left."""
+    numbered = state.numbered
     remaining: list[tuple[Task, int]] = []
     state.floor = _load_floor_if_worth_it(state)
     owned, held = state.prev_active_member, state.ranked_prev_holders
     for task in sorted(numbered.stateful, key=numbered.partition_major.__getitem__, reverse=True):
-        if task not in owned and task not in held:  # no sticky replica possible (all of a first round)
+        if task not in owned and task not in held:  # no sticky replica possible (a task new to the group)
             remaining.append((task, state.num_standby_replicas))
             continue
         placed = _sticky_replicas(state, task, state.num_standby_replicas)
         if placed < state.num_standby_replicas:
             remaining.append((task, state.num_standby_replicas - placed))
     state.floor = None
-    subtopology_major = numbered.subtopology_major
-    remaining.sort(key=lambda entry: subtopology_major[entry[0]], reverse=True)
     return remaining
 
 
