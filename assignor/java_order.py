@@ -156,9 +156,11 @@ class JavaHashOrder:
         size passed the threshold, so the calls for the others are skipped (thousands of members share
         a handful of process ids)."""
         hashes = self._hashes
+        resize_pending = True  # the table may not exist yet; else only an insertion can make one pending
         for key in keys:
-            if key not in hashes or self._capacity == 0 or len(self._keys) > self._threshold:
+            if resize_pending or key not in hashes:
                 self.compute_if_absent(key)
+                resize_pending = self._capacity == 0 or len(self._keys) > self._threshold
 
     def keys(self) -> list[str]:
         """The keys in the order `keySet()` iterates them."""

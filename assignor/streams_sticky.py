@@ -418,6 +418,8 @@ def _holder_keys(members: Iterable[_NumberedMember]) -> dict[Task, list[int]]:
     get = keys.get
     for index, member in enumerate(members):
         standby, offsets = member.prev_standby, member.task_offsets
+        if not offsets and not standby:  # most members of a first round, thousands in a big process
+            continue
         # The key less its offset part, per group: the key is then one subtraction (the offset part has
         # no bits in common with the index, and stays below bit 100).
         standby_base = (_OFFSET_BIAS << _INDEX_BITS) | index
