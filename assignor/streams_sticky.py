@@ -317,6 +317,8 @@ def _tasks_per_member(tasks: int, members: int) -> int:
     """ceil(tasks / members) in Java's int arithmetic (truncating division); 0 without members."""
     if members == 0:
         return 0
+    if tasks >= 0 and members > 0:  # the usual case (a quota is recomputed per member reaching it)
+        return -(-tasks // members)
     quotient = abs(tasks) // abs(members) * (1 if (tasks >= 0) == (members > 0) else -1)
     return quotient + 1 if tasks - quotient * members > 0 else quotient
 
