@@ -18,7 +18,7 @@ written from the documented behaviour of `java.util.HashMap` and `java.util.Prio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
 from typing import Generic, TypeVar
 
@@ -151,6 +151,17 @@ class JavaHashOrder:
             return
         self._grow_crowded_bucket(self._insert(key, prepend=True), _TREEIFY_THRESHOLD)
 
+    def compute_if_absent_all(self, keys: Iterable[str]) -> None:
+        """`compute_if_absent` of each key in turn, in one call: a present key only resizes a table whose
+        size passed the threshold, so the calls for the others are skipped (thousands of members share
+        a handful of process ids)."""
+        hashes = self._hashes
+        resize_pending = True  # the table may not exist yet; else only an insertion can make one pending
+        for key in keys:
+            if resize_pending or key not in hashes:
+                self.compute_if_absent(key)
+                resize_pending = self._capacity == 0 or len(self._keys) > self._threshold
+
     def keys(self) -> list[str]:
         """The keys in the order `keySet()` iterates them."""
         if self._order is None:
@@ -164,9 +175,28 @@ class JavaHashOrder:
 def hash_map_put_order(keys: list[str], initial_capacity: int | None = None) -> list[str]:
     """Iteration order of a HashMap filled by `put` in the order of `keys`."""
     order = JavaHashOrder(initial_capacity)
-    for key in keys:
+    for index, key in enumerate(keys):
+        if order._capacity >= _MIN_TREEIFY_CAPACITY:
+            return _large_table_put_order(order, keys[index:])
         order.put(key)
     return order.keys()
+
+
+def _large_table_put_order(order: JavaHashOrder, rest: list[str]) -> list[str]:
+    """The order after `rest` is put into a map that already has 64 buckets or more (thousands of members
+    in a process: one `put` call per key cost more than the rest of the assignment). From that size on a
+    crowded bucket becomes a tree and never doubles the table, so the key count alone decides the final
+    size: doubled while the keys pass three quarters of it. Trees are not emulated, as in `JavaHashOrder`."""
+    keys = list(dict.fromkeys(order._keys + rest))  # `put` of a present key changes nothing
+    capacity = order._capacity
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+    mask = capacity - 1
+    buckets = {}
+    for key in keys:
+        unsigned = java_string_hash(key) & 0xFFFFFFFF
+        buckets[key] = (unsigned ^ (unsigned >> 16)) & mask  # `_spread`, inlined
+    return sorted(keys, key=buckets.__getitem__)  # stable: a bucket keeps insertion order
 
 
 class JavaPriorityQueue(Generic[T]):
@@ -189,6 +219,22 @@ class JavaPriorityQueue(Generic[T]):
     def __iter__(self) -> Iterator[T]:
         return (item for _, item in self._heap)
 
+    def offer_all(self, items: Iterable[T]) -> None:
+        """`offer` of each item in turn, in one call (queues of thousands of members are built this way)."""
+        heap, key_of = self._heap, self._key
+        for item in items:
+            entry = (key_of(item), item)
+            k = len(heap)
+            heap.append(entry)
+            while k > 0:  # offer's sift up
+                parent = (k - 1) >> 1
+                above = heap[parent]
+                if not entry[0] < above[0]:
+                    break
+                heap[k] = above
+                k = parent
+            heap[k] = entry
+
     def offer(self, item: T) -> None:
         heap = self._heap
         entry = (self._key(item), item)
@@ -208,6 +254,51 @@ class JavaPriorityQueue(Generic[T]):
         if not heap:
             return None
         result = heap[0][1]
+        self._remove_head()
+        return result
+
+    def peek(self) -> T | None:
+        """The element `poll` would return, left in the queue."""
+        return self._heap[0][1] if self._heap else None
+
+    def requeue_head(self) -> None:
+        """`offer(poll())` on a non-empty queue, the head's key read after the caller changed it: the same
+        two sift steps as Java's, in one call (the assignors' hot loops poll, update and offer back)."""
+        heap = self._heap
+        item = heap[0][1]
+        last = heap.pop()
+        n = len(heap)
+        if n:  # poll's sift down (as `_remove_head`, inlined: this runs once per placed task)
+            key = last[0]
+            k, half = 0, n >> 1
+            while k < half:
+                child = 2 * k + 1
+                smaller = heap[child]
+                right = child + 1
+                if right < n:
+                    other = heap[right]
+                    if smaller[0] > other[0]:
+                        child, smaller = right, other
+                if key <= smaller[0]:
+                    break
+                heap[k] = smaller
+                k = child
+            heap[k] = last
+        entry = (self._key(item), item)
+        heap.append(entry)
+        k = n
+        while k > 0:  # offer's sift up
+            parent = (k - 1) >> 1
+            above = heap[parent]
+            if not entry[0] < above[0]:
+                break
+            heap[k] = above
+            k = parent
+        heap[k] = entry
+
+    def _remove_head(self) -> None:
+        """Java's `poll` without the result: the last element goes to the head and sifts down."""
+        heap = self._heap
         last = heap.pop()
         n = len(heap)
         if n:
@@ -226,4 +317,3 @@ class JavaPriorityQueue(Generic[T]):
                 heap[k] = smaller
                 k = child
             heap[k] = last
-        return result

@@ -31,12 +31,11 @@ Kafka's class.
 
 from __future__ import annotations
 
-import heapq
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from itertools import count
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from weakref import WeakKeyDictionary
 
@@ -176,6 +175,69 @@ def broker_group(application_state: ApplicationState) -> BrokerGroup:
     )
 
 
+# --- the broker's input with numbered tasks -----------------------------------------------------------------
+
+# Inside the assignor a task is its index in `BrokerGroup.tasks` (for our groups, its place in TaskId
+# order): sets and maps of small ints hash and compare faster than (subtopology, partition) tuples, and the
+# results sort by number. Kafka's two task orders become per-number sort keys.
+Task = int
+_NONE: frozenset[Task] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class _NumberedMember:
+    """A `BrokerMember` with numbered tasks (tasks the topology no longer has are left out: nothing looks
+    them up)."""
+
+    member_id: str
+    process_id: str
+    prev_active: tuple[Task, ...]
+    prev_standby: frozenset[Task]
+    task_offsets: dict[Task, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _NumberedGroup:
+    group: BrokerGroup
+    members: tuple[_NumberedMember, ...]
+    stateful: tuple[Task, ...]  # the tasks of stateful subtopologies, in number order
+    # Per task number, its place in (partition, subtopology id) order and in (subtopology id, partition)
+    # order: Kafka's comparators, as sort keys.
+    partition_major: tuple[int, ...]
+    subtopology_major: tuple[int, ...]
+
+    @classmethod
+    def of(cls, group: BrokerGroup) -> _NumberedGroup:
+        tasks = group.tasks
+        numbers = range(len(tasks))
+        number = {task: n for n, task in enumerate(tasks)}
+        members = tuple(
+            _NumberedMember(
+                member_id=m.member_id,
+                process_id=m.process_id,
+                prev_active=tuple(number[t] for t in m.prev_active if t in number),
+                prev_standby=frozenset(number[t] for t in m.prev_standby if t in number),
+                task_offsets={number[t]: offset for t, offset in m.task_offsets.items() if t in number},
+            )
+            for m in group.members
+        )
+        return cls(
+            group=group,
+            members=members,
+            stateful=tuple(n for n, t in enumerate(group.tasks) if t[0] in group.stateful_subtopologies),
+            partition_major=_places(sorted(numbers, key=lambda n: (tasks[n][1], tasks[n][0]))),
+            subtopology_major=_places(sorted(numbers, key=tasks.__getitem__)),
+        )
+
+
+def _places(order: list[Task]) -> tuple[int, ...]:
+    """Per task number, its place in `order` (all the numbers, sorted by one of Kafka's comparators)."""
+    places = [0] * len(order)
+    for place, n in enumerate(order):
+        places[n] = place
+    return tuple(places)
+
+
 # --- the assignor's working state ---------------------------------------------------------------------------
 
 
@@ -190,73 +252,64 @@ class _Process:
         "load",
         "member_counts",
         "process_id",
+        "sole_member",
         "standby_by_member",
         "task_count",
         "tasks",
     )  # fmt: skip
 
-    def __init__(self, process_id: str) -> None:
+    def __init__(self, process_id: str, member_ids: list[str]) -> None:
+        """The process with its members, in the order they were added (all at once: a process can have
+        thousands, and the broker adds every member before the first task)."""
         self.process_id = process_id
-        self.capacity = 0
+        self.capacity = len(member_ids)
         self.task_count = 0
-        self.load = _DOUBLE_MAX
-        self.member_counts: dict[str, int] = {}  # members in the order they were added
+        self.load = 0.0 if self.capacity > 0 else -1.0
+        self.member_counts: dict[str, int] = dict.fromkeys(member_ids, 0)
         # Kafka's memberToTaskCounts is a HashMap: its order, worked out when first needed.
         self._member_order: list[str] | None = None
-        self.tasks: set[BrokerTask] = set()
-        self.active_by_member: dict[str, set[BrokerTask]] = {}
-        self.standby_by_member: dict[str, set[BrokerTask]] = {}
+        self.tasks: set[Task] = set()
+        # A member's set made with its first task (most members of a big process get none or few).
+        self.active_by_member: defaultdict[str, set[Task]] = defaultdict(set)
+        self.standby_by_member: defaultdict[str, set[Task]] = defaultdict(set)
         # Members by task count, built on first use and kept until a task is added by member id.
         self._members_by_load: JavaPriorityQueue[list] | None = None
+        # The member of a one-member process: it takes every task, no queue needed.
+        self.sole_member: str | None = member_ids[0] if len(member_ids) == 1 else None
 
-    def add_member(self, member_id: str) -> None:
-        self.member_counts[member_id] = 0
-        self._member_order = None
-        self.capacity += 1
-        self._compute_load()
+    def add_task(self, member_id: str, task: Task, active: bool) -> int:
+        """The task to this member; its new task count. Drops the members' queue (their counts changed).
 
-    def _compute_load(self) -> None:
-        self.load = -1.0 if self.capacity <= 0 else self.task_count / self.capacity
-
-    def _add(self, member_id: str, task: BrokerTask, active: bool) -> int:
-        # Called once per task and replica (tens of thousands of times): kept to plain operations.
+        Called once per task and replica (tens of thousands of times): kept to plain operations."""
+        self._members_by_load = None
         self.task_count += 1
         self.tasks.add(task)
-        by_member = self.active_by_member if active else self.standby_by_member
-        member_tasks = by_member.get(member_id)
-        if member_tasks is None:
-            by_member[member_id] = {task}
-        else:
-            member_tasks.add(task)
+        (self.active_by_member if active else self.standby_by_member)[member_id].add(task)
         count = self.member_counts[member_id] + 1
         self.member_counts[member_id] = count
         self.load = self.task_count / self.capacity  # a process with a task has a member
         return count
 
-    def add_task(self, member_id: str, task: BrokerTask, active: bool) -> int:
-        """The task to this member; its new task count. Invalidates the members' queue."""
-        count = self._add(member_id, task, active)
-        self._members_by_load = None
-        return count
-
-    def add_task_to_least_loaded_member(self, task: BrokerTask, active: bool) -> int:
+    def add_task_to_least_loaded_member(self, task: Task, active: bool) -> int:
         """The task to the member with the fewest tasks (Java's queue order among equals); -1 if none."""
+        if self.sole_member is not None:
+            return self.add_task(self.sole_member, task, active)
         if not self.member_counts:
             return -1
-        if len(self.member_counts) == 1:
-            return self._add(next(iter(self.member_counts)), task, active)
         if self._members_by_load is None:
-            queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=lambda entry: entry[1])
+            queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=itemgetter(1))
             if self._member_order is None:
                 self._member_order = hash_map_put_order(list(self.member_counts))
-            for member_id in self._member_order:
-                queue.offer([member_id, self.member_counts[member_id]])
+            counts = self.member_counts
+            queue.offer_all([member_id, counts[member_id]] for member_id in self._member_order)
             self._members_by_load = queue
-        entry = self._members_by_load.poll()
+        queue = self._members_by_load
+        entry = queue.peek()
         assert entry is not None  # the queue holds every member
-        count = self._add(entry[0], task, active)
+        count = self.add_task(entry[0], task, active)
         entry[1] = count
-        self._members_by_load.offer(entry)
+        queue.requeue_head()
+        self._members_by_load = queue  # still right: the member's new count is in it
         return count
 
 
@@ -264,6 +317,8 @@ def _tasks_per_member(tasks: int, members: int) -> int:
     """ceil(tasks / members) in Java's int arithmetic (truncating division); 0 without members."""
     if members == 0:
         return 0
+    if tasks >= 0 and members > 0:  # the usual case (a quota is recomputed per member reaching it)
+        return -(-tasks // members)
     quotient = abs(tasks) // abs(members) * (1 if (tasks >= 0) == (members > 0) else -1)
     return quotient + 1 if tasks - quotient * members > 0 else quotient
 
@@ -301,24 +356,30 @@ class _Quotas:
 class _LoadFloor:
     """The smallest process load while tasks go to chosen members (the sticky passes). The search for the
     best previous holder may stop once its pick sits on a least-loaded process: Kafka's rule replaces a
-    pick only by a strictly lower load, so no later candidate can. Loads only grow, so a heap whose stale
-    entries (an older, lower load) are dropped when met keeps the minimum."""
+    pick only by a strictly lower load, so no later candidate can. Loads only grow, so the minimum moves
+    only when the last process at it grows: `minimum` is kept with the number of processes at it, and
+    recounted over all processes only then (once per level, not once per task as a heap would)."""
 
-    __slots__ = ("_heap", "_pushes")
+    __slots__ = ("_at_minimum", "_processes", "minimum")
 
     def __init__(self, processes: Iterable[_Process]) -> None:
-        self._pushes = count()
-        self._heap = [(p.load, next(self._pushes), p) for p in processes]
-        heapq.heapify(self._heap)
+        self._processes = list(processes)
+        self.minimum = _DOUBLE_MAX
+        self._at_minimum = 0
+        self._recount()
 
-    def raised(self, process: _Process) -> None:
-        heapq.heappush(self._heap, (process.load, next(self._pushes), process))
+    def _recount(self) -> None:
+        loads = [p.load for p in self._processes]
+        self.minimum = min(loads, default=_DOUBLE_MAX)
+        self._at_minimum = loads.count(self.minimum)
 
-    def minimum(self) -> float:
-        heap = self._heap
-        while heap and heap[0][0] != heap[0][2].load:
-            heapq.heappop(heap)
-        return heap[0][0] if heap else _DOUBLE_MAX
+    def raised(self, old_load: float) -> None:
+        """A process that had `old_load` took a task (equal quotients are equal floats: division rounds
+        exactly, so a load at the minimum compares equal to it)."""
+        if old_load == self.minimum:
+            self._at_minimum -= 1
+            if not self._at_minimum:
+                self._recount()
 
 
 @dataclass(slots=True)
@@ -326,68 +387,108 @@ class _Assignment:
     processes: dict[str, _Process]
     process_order: list[str]  # how Kafka's processIdToState HashMap iterates
     member_process: dict[str, _Process]
-    prev_active_member: dict[BrokerTask, str]
-    ranked_prev_holders: dict[BrokerTask, list[str]]
+    prev_active_member: dict[Task, str]
+    ranked_prev_holders: dict[Task, list[int]]  # rank keys: `_standby_candidates`
+    member_ids: list[str]  # by index in the group's order
     quotas: _Quotas
     num_standby_replicas: int
+    numbered: _NumberedGroup
     floor: _LoadFloor | None = None  # kept during the sticky passes only
 
     def processes_by_load(self) -> JavaPriorityQueue[_Process]:
-        queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(key=lambda p: p.load)
-        for process_id in self.process_order:
-            queue.offer(self.processes[process_id])
+        queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(key=attrgetter("load"))
+        queue.offer_all(map(self.processes.__getitem__, self.process_order))
         return queue
 
 
 # --- initialization -----------------------------------------------------------------------------------------
 
 
-def _standby_candidates(members: Iterable[BrokerMember]) -> dict[BrokerTask, list[str]]:
-    """Per task, the members holding its state, best first: current standbys before members that only
-    report offsets, each group by offset sum descending (an unreported one counts as 0); equal ones keep
-    the members' order (Java's sort is stable, like Python's)."""
-    candidates: dict[BrokerTask, list[tuple[int, int, str]]] = {}
-    for member in members:
-        for task in member.prev_standby:
-            candidates.setdefault(task, []).append((0, -member.task_offsets.get(task, 0), member.member_id))
-        for task, offset in member.task_offsets.items():
-            if task not in member.prev_standby:
-                candidates.setdefault(task, []).append((1, -offset, member.member_id))
-    by_rank = itemgetter(0, 1)
-    return {
-        task: [ranked[0][2]] if len(ranked) == 1 else [c[2] for c in sorted(ranked, key=by_rank)]
-        for task, ranked in candidates.items()
-    }
+# A holder's rank as one int, so that each task's holders sort as plain ints (tens of thousands of them on
+# a second round): bit 100 set for a member that only reports an offset (it ranks after the standbys), then
+# the offset sum descending (an offset sum is a Java long, at least -3: 2^63 - offset fits 65 bits), then
+# the member's index in the group's order in the low 32 bits (ties keep that order, as Java's stable sort).
+_REPORTED_ONLY = 1 << 100
+_OFFSET_BIAS = 1 << 63
+_INDEX_BITS = 32
+_INDEX_MASK = (1 << _INDEX_BITS) - 1
 
 
-def _initial_state(group: BrokerGroup) -> _Assignment:
-    stateful_tasks = sum(1 for sub, _ in group.tasks if sub in group.stateful_subtopologies)
+def _holder_keys(members: Iterable[_NumberedMember]) -> dict[Task, list[int]]:
+    """Per task, the rank keys of the members holding its state (one member adds one key per task)."""
+    keys: dict[Task, list[int]] = {}
+    get = keys.get
+    for index, member in enumerate(members):
+        standby, offsets = member.prev_standby, member.task_offsets
+        if not offsets and not standby:  # most members of a first round, thousands in a big process
+            continue
+        # The key less its offset part, per group: the key is then one subtraction (the offset part has
+        # no bits in common with the index, and stays below bit 100).
+        standby_base = (_OFFSET_BIAS << _INDEX_BITS) | index
+        reported_base = _REPORTED_ONLY | standby_base
+        with_offset = 0
+        for task, offset in offsets.items():  # one pass over the offsets: most standbys report one
+            if task in standby:
+                key = standby_base - (offset << _INDEX_BITS)
+                with_offset += 1
+            else:
+                key = reported_base - (offset << _INDEX_BITS)
+            ranked = get(task)
+            if ranked is None:
+                keys[task] = [key]
+            else:
+                ranked.append(key)
+        if with_offset < len(standby):  # standbys without an offset count as offset 0
+            for task in standby:
+                if task not in offsets:
+                    keys.setdefault(task, []).append(standby_base)
+    return keys
+
+
+def _standby_candidates(members: tuple[_NumberedMember, ...]) -> dict[Task, list[int]]:
+    """Per task, the members holding its state, best first, as rank keys (the member's index is the key's
+    low bits: a search reads the few members it visits, so no list of ids is built per task): current
+    standbys before members that only report offsets, each group by offset sum descending (an unreported
+    one counts as 0); equal ones keep the members' order (Java's sort is stable, like Python's)."""
+    keys = _holder_keys(members)
+    for ranked in keys.values():
+        if len(ranked) > 1:
+            ranked.sort()
+    return keys
+
+
+def _initial_state(numbered: _NumberedGroup) -> _Assignment:
+    group = numbered.group
     members = len(group.members)
     quotas = _Quotas(
         active_tasks=len(group.tasks),
-        all_tasks=len(group.tasks) + stateful_tasks * group.num_standby_replicas,
+        all_tasks=len(group.tasks) + len(numbered.stateful) * group.num_standby_replicas,
         members_for_active=members,
         members_for_all=members,
     )
-    processes: dict[str, _Process] = {}
     process_order = JavaHashOrder(members)  # new HashMap<>(members), filled by computeIfAbsent
-    prev_active: dict[BrokerTask, str] = {}
-    for member in group.members:
-        process_order.compute_if_absent(member.process_id)
-        process = processes.get(member.process_id)
-        if process is None:
-            process = processes[member.process_id] = _Process(member.process_id)
-        process.add_member(member.member_id)
+    process_order.compute_if_absent_all(m.process_id for m in group.members)
+    member_ids: dict[str, list[str]] = {}
+    prev_active: dict[Task, str] = {}
+    for member in numbered.members:
+        ids = member_ids.get(member.process_id)
+        if ids is None:
+            member_ids[member.process_id] = [member.member_id]
+        else:
+            ids.append(member.member_id)
         for task in member.prev_active:
             prev_active[task] = member.member_id  # a task two members claim: the later one's
+    processes = {process_id: _Process(process_id, ids) for process_id, ids in member_ids.items()}
     return _Assignment(
         processes=processes,
         process_order=process_order.keys(),
         member_process={m.member_id: processes[m.process_id] for m in group.members},
         prev_active_member=prev_active,
-        ranked_prev_holders=_standby_candidates(group.members),
+        ranked_prev_holders=_standby_candidates(numbered.members),
+        member_ids=[m.member_id for m in group.members],
         quotas=quotas,
         num_standby_replicas=group.num_standby_replicas,
+        numbered=numbered,
     )
 
 
@@ -405,7 +506,7 @@ def _load_floor_if_worth_it(state: _Assignment) -> _LoadFloor | None:
 
 
 def _prev_holder_with_least_load(
-    state: _Assignment, candidates: list[str] | None, without: BrokerTask | None
+    state: _Assignment, candidates: list[int] | None, without: Task | None
 ) -> str | None:
     """The first ranked candidate, replaced only by one whose process load *and* member task count are
     both lower (Kafka's rule; not a true minimum).
@@ -415,34 +516,26 @@ def _prev_holder_with_least_load(
     the same task's next replica would skip them again."""
     if not candidates:
         return None
-    member_process = state.member_process
-    floor = state.floor.minimum() if state.floor is not None else -1.0
+    member_process, member_ids = state.member_process, state.member_ids
+    floor = state.floor.minimum if state.floor is not None else -1.0
     chosen: str | None = None
     chosen_process_load = chosen_member_load = _DOUBLE_MAX
-    kept = []
-    for index, member_id in enumerate(candidates):
+    held = []  # where the holders of `without` met are: usually one, near the front
+    for index, key in enumerate(candidates):
+        member_id = member_ids[key & _INDEX_MASK]
         process = member_process[member_id]
         if without is not None and without in process.tasks:
+            held.append(index)
             continue
-        kept.append(member_id)
         process_load = process.load
         member_load = process.member_counts[member_id]  # an int compares with a float as Java's cast does
         if chosen is None or (process_load < chosen_process_load and member_load < chosen_member_load):
             chosen, chosen_process_load, chosen_member_load = member_id, process_load, member_load
             if process_load <= floor:  # nothing later is strictly lower
-                kept += candidates[index + 1 :]
                 break
-    if without is not None:
-        candidates[:] = kept
+    for index in reversed(held):  # in place: copying the list per replica cost more than the search
+        del candidates[index]
     return chosen
-
-
-def _under_active_quota(state: _Assignment, member_id: str) -> bool:
-    return state.member_process[member_id].member_counts[member_id] < state.quotas.active_per_member
-
-
-def _under_total_quota(state: _Assignment, member_id: str) -> bool:
-    return state.member_process[member_id].member_counts[member_id] < state.quotas.all_per_member
 
 
 def _count_active(quotas: _Quotas, member_tasks: int) -> None:
@@ -453,148 +546,210 @@ def _count_active(quotas: _Quotas, member_tasks: int) -> None:
         quotas.after_any(member_tasks)
 
 
-def _give_active(state: _Assignment, member_id: str, task: BrokerTask) -> None:
+def _give_active_under_quota(state: _Assignment, member_id: str, task: Task) -> bool:
+    """The task to the member if it is under the active quota (one call per sticky task)."""
     process = state.member_process[member_id]
+    if process.member_counts[member_id] >= state.quotas.active_per_member:
+        return False
+    old_load = process.load
     _count_active(state.quotas, process.add_task(member_id, task, True))
     if state.floor is not None:
-        state.floor.raised(process)
+        state.floor.raised(old_load)
+    return True
 
 
-def _sticky_actives(state: _Assignment, tasks: list[BrokerTask]) -> list[BrokerTask]:
+def _sticky_actives(state: _Assignment, tasks: list[Task]) -> list[Task]:
     """Steps 1 and 2: previous owners, then ranked previous standby holders; returns the tasks left."""
     left = []
+    prev_active_member = state.prev_active_member
     for task in tasks:
-        owner = state.prev_active_member.get(task)
-        if owner is not None and _under_active_quota(state, owner):
-            _give_active(state, owner, task)
-        else:
+        owner = prev_active_member.get(task)
+        if owner is None or not _give_active_under_quota(state, owner, task):
             left.append(task)
     still_left = []
+    ranked_prev_holders = state.ranked_prev_holders
     state.floor = _load_floor_if_worth_it(state)
     for task in left:
-        holder = _prev_holder_with_least_load(state, state.ranked_prev_holders.get(task), None)
-        if holder is not None and _under_active_quota(state, holder):
-            _give_active(state, holder, task)
-        else:
+        candidates = ranked_prev_holders.get(task)
+        holder = None if candidates is None else _prev_holder_with_least_load(state, candidates, None)
+        if holder is None or not _give_active_under_quota(state, holder, task):
             still_left.append(task)
     state.floor = None
     return still_left
 
 
-def _assign_actives(state: _Assignment, tasks: Iterable[BrokerTask]) -> None:
-    by_partition = sorted(tasks, key=lambda t: (t[1], t[0]))
-    left = sorted(_sticky_actives(state, by_partition))  # (subtopology id, partition): a range-like start
+def _no_room(task: Task, state: _Assignment, what: str) -> StreamsStickyError:
+    subtopology, partition = state.numbered.group.tasks[task]
+    return StreamsStickyError(f"No {what} available to assign active task {subtopology}_{partition}.")
+
+
+def _has_history(state: _Assignment) -> bool:
+    """Whether any task has a previous owner or holder (not on a first assignment: then the sticky steps
+    place nothing, and the order they visit tasks in need not be sorted)."""
+    return bool(state.prev_active_member or state.ranked_prev_holders)
+
+
+def _assign_actives(state: _Assignment) -> None:
+    numbered = state.numbered
+    tasks: Iterable[Task] = range(len(numbered.group.tasks))
+    if _has_history(state):
+        tasks = _sticky_actives(state, sorted(tasks, key=numbered.partition_major.__getitem__))
+    # The tasks left in (subtopology id, partition) order: a range-like start.
+    left = sorted(tasks, key=numbered.subtopology_major.__getitem__)
     queue = state.processes_by_load()
-    poll, offer, quotas = queue.poll, queue.offer, state.quotas
+    # Kafka polls the least-loaded process and offers it back after the task: `requeue_head` does both.
+    head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
     for task in left:
-        process = poll()
+        process = head()
         if process is None:
-            raise StreamsStickyError(f"No process available to assign active task {task[0]}_{task[1]}.")
-        count = process.add_task_to_least_loaded_member(task, True)
-        if count == -1:
-            raise StreamsStickyError(f"No member available to assign active task {task[0]}_{task[1]}.")
-        _count_active(quotas, count)
-        offer(process)
+            raise _no_room(task, state, "process")
+        member = process.sole_member
+        if member is None:
+            count = process.add_task_to_least_loaded_member(task, True)
+            if count == -1:
+                raise _no_room(task, state, "member")
+        else:
+            count = process.add_task(member, task, True)
+        if count == quotas.active_per_member or count == quotas.all_per_member:
+            _count_active(quotas, count)
+        requeue()
 
 
-def _give_standby(state: _Assignment, member_id: str, task: BrokerTask) -> None:
+def _give_standby_under_quota(state: _Assignment, member_id: str, task: Task) -> bool:
+    """The replica to the member if it is under the total-task quota (one call per sticky replica)."""
     process = state.member_process[member_id]
-    member_tasks = process.add_task(member_id, task, False)
-    if member_tasks == state.quotas.all_per_member:
-        state.quotas.after_any(member_tasks)
-    if state.floor is not None:
-        state.floor.raised(process)
-
-
-def _sticky_standby(state: _Assignment, task: BrokerTask) -> bool:
-    """One replica to the previous active member or the best previous holder, if under the quota."""
-    owner = state.prev_active_member.get(task)
-    if (
-        owner is not None
-        and task not in state.member_process[owner].tasks
-        and _under_total_quota(state, owner)
-    ):
-        _give_standby(state, owner, task)
-        return True
-    holder = _prev_holder_with_least_load(state, state.ranked_prev_holders.get(task), task)
-    if holder is not None and _under_total_quota(state, holder):
-        _give_standby(state, holder, task)
-        return True
-    return False
-
-
-def _standby_to_least_loaded(
-    state: _Assignment, queue: JavaPriorityQueue[_Process], task: BrokerTask
-) -> bool:
-    """The least-loaded process without the task takes it; a process that holds it already is put back
-    only after the search below it (Kafka's recursion; the depth is at most the replica count)."""
-    process = queue.poll()
-    if process is None:
+    quotas = state.quotas
+    if process.member_counts[member_id] >= quotas.all_per_member:
         return False
+    old_load = process.load
+    member_tasks = process.add_task(member_id, task, False)
+    if member_tasks == quotas.all_per_member:
+        quotas.after_any(member_tasks)
+    if state.floor is not None:
+        state.floor.raised(old_load)
+    return True
+
+
+def _sticky_replicas(state: _Assignment, task: Task, replicas: int) -> int:
+    """Replicas, one by one, each to the previous active member or else the best previous holder, if under
+    the quota; how many were placed before one found neither (the owner and the holder list are looked up
+    once for all of them)."""
+    owner = state.prev_active_member.get(task)
+    owner_tasks = _NONE if owner is None else state.member_process[owner].tasks  # the live set
+    candidates = state.ranked_prev_holders.get(task)
+    for placed in range(replicas):
+        if owner is not None and task not in owner_tasks and _give_standby_under_quota(state, owner, task):
+            continue
+        holder = None if candidates is None else _prev_holder_with_least_load(state, candidates, task)
+        if holder is None or not _give_standby_under_quota(state, holder, task):
+            return placed
+    return replicas
+
+
+def _standby_past_holders(state: _Assignment, queue: JavaPriorityQueue[_Process], task: Task) -> bool:
+    """The least-loaded process without the task takes it. Kafka recurses: it polls the processes that
+    hold the task until one does not, and offers them back, deepest first, after that one; a loop that
+    keeps the polled ones does the same. False if every process holds it."""
+    held = []
     placed = False
-    if task not in process.tasks:
-        count = process.add_task_to_least_loaded_member(task, False)
-        if count != -1:
-            placed = True
-            if count == state.quotas.all_per_member:
-                state.quotas.after_any(count)
-    elif len(queue):
-        placed = _standby_to_least_loaded(state, queue, task)
-    queue.offer(process)
+    while (process := queue.poll()) is not None:
+        if task not in process.tasks:
+            count = process.add_task_to_least_loaded_member(task, False)
+            if count != -1:
+                placed = True
+                if count == state.quotas.all_per_member:
+                    state.quotas.after_any(count)
+            queue.offer(process)
+            break
+        held.append(process)
+    for process in reversed(held):
+        queue.offer(process)
     return placed
 
 
-def _assign_standbys(state: _Assignment, stateful_tasks: Iterable[BrokerTask]) -> None:
-    remaining: list[tuple[BrokerTask, int]] = []
+def _sticky_standbys(state: _Assignment) -> list[tuple[Task, int]]:
+    """Replicas to previous owners and holders, stateful tasks in descending (partition, subtopology id)
+    order; returns each task that ran out of them with its replicas left, in descending (subtopology id,
+    partition) order."""
+    numbered = state.numbered
+    if not _has_history(state):
+        remaining = [(task, state.num_standby_replicas) for task in numbered.stateful]
+    else:
+        remaining = _sticky_standbys_in_order(state)
+    subtopology_major = numbered.subtopology_major
+    remaining.sort(key=lambda entry: subtopology_major[entry[0]], reverse=True)
+    return remaining
+
+
+def _sticky_standbys_in_order(state: _Assignment) -> list[tuple[Task, int]]:
+    """The sticky replicas, task by task in descending (partition, subtopology id) order: the order
+    decides who reaches a quota first. Returns the tasks left with their replicas left."""
+    numbered = state.numbered
+    remaining: list[tuple[Task, int]] = []
     state.floor = _load_floor_if_worth_it(state)
-    for task in sorted(stateful_tasks, key=lambda t: (t[1], t[0]), reverse=True):
-        for replica in range(state.num_standby_replicas):
-            if not _sticky_standby(state, task):
-                remaining.append((task, state.num_standby_replicas - replica))
-                break
+    owned, held = state.prev_active_member, state.ranked_prev_holders
+    for task in sorted(numbered.stateful, key=numbered.partition_major.__getitem__, reverse=True):
+        if task not in owned and task not in held:  # no sticky replica possible (a task new to the group)
+            remaining.append((task, state.num_standby_replicas))
+            continue
+        placed = _sticky_replicas(state, task, state.num_standby_replicas)
+        if placed < state.num_standby_replicas:
+            remaining.append((task, state.num_standby_replicas - placed))
     state.floor = None
-    remaining.sort(key=lambda entry: entry[0], reverse=True)
+    return remaining
+
+
+def _assign_standbys(state: _Assignment) -> None:
+    remaining = _sticky_standbys(state)
     queue = state.processes_by_load()
-    poll, offer, quotas = queue.poll, queue.offer, state.quotas
+    head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
     for task, replicas in remaining:
         for _ in range(replicas):
-            # `_standby_to_least_loaded` unrolled for its usual first step (the lightest process lacks the
-            # task): this loop runs once per standby replica, tens of thousands of times.
-            process = poll()
+            # `_standby_past_holders` unrolled for its usual case (the lightest process lacks the task;
+            # Kafka's poll and offer back are one `requeue_head`): this loop runs once per standby
+            # replica, tens of thousands of times.
+            process = head()
             if process is None:
                 break
-            if task not in process.tasks:
-                tasks = process.add_task_to_least_loaded_member(task, False)
-                offer(process)
-                if tasks == -1:
-                    break
-                if tasks == quotas.all_per_member:
-                    quotas.after_any(tasks)
-                continue
-            placed = len(queue) > 0 and _standby_to_least_loaded(state, queue, task)
-            offer(process)
-            if not placed:
+            if task in process.tasks:
+                if _standby_past_holders(state, queue, task):
+                    continue
                 break  # Kafka logs that the capacity is short, and goes on with the next task
+            member = process.sole_member
+            if member is None:
+                count = process.add_task_to_least_loaded_member(task, False)
+            else:
+                count = process.add_task(member, task, False)
+            requeue()
+            if count == -1:
+                break
+            if count == quotas.all_per_member:
+                quotas.after_any(count)
 
 
 MemberTasks = tuple[AbstractSet[BrokerTask], AbstractSet[BrokerTask]]
-_NONE: frozenset[BrokerTask] = frozenset()
+
+
+def _assigned(numbered: _NumberedGroup) -> _Assignment:
+    """Both passes run: the processes hold every member's tasks."""
+    state = _initial_state(numbered)
+    _assign_actives(state)
+    if state.num_standby_replicas > 0:
+        _assign_standbys(state)
+    return state
 
 
 def assign_broker_group(group: BrokerGroup) -> dict[str, MemberTasks]:
     """Kafka 4.4.0's StickyTaskAssignor on the broker's input: member id -> (actives, standbys)."""
-    state = _initial_state(group)
-    _assign_actives(state, group.tasks)
-    if state.num_standby_replicas > 0:
-        _assign_standbys(state, [t for t in group.tasks if t[0] in group.stateful_subtopologies])
-    result: dict[str, MemberTasks] = {}
-    for member in group.members:
-        process = state.processes[member.process_id]
-        result[member.member_id] = (
-            process.active_by_member.get(member.member_id, _NONE),
-            process.standby_by_member.get(member.member_id, _NONE),
+    member_process = _assigned(_NumberedGroup.of(group)).member_process
+    tasks = group.tasks
+    return {
+        m.member_id: (
+            {tasks[n] for n in member_process[m.member_id].active_by_member.get(m.member_id, _NONE)},
+            {tasks[n] for n in member_process[m.member_id].standby_by_member.get(m.member_id, _NONE)},
         )
-    return result
+        for m in group.members
+    }
 
 
 # --- back to our model --------------------------------------------------------------------------------------
@@ -619,40 +774,63 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
 
 @dataclass(frozen=True, slots=True)
 class _BrokerInput:
-    """The broker's input, and each broker task's place in TaskId order with its id and two roles (built
-    once: they are immutable values), so results are sorted by comparing small ints."""
+    """The broker's input with numbered tasks, and per task number its id and two roles (built once: they
+    are immutable values). The group's tasks are in TaskId order, so results sort by number."""
 
-    group: BrokerGroup
-    rank: Mapping[BrokerTask, int]
+    numbered: _NumberedGroup
     ids: tuple[TaskId, ...]
-    as_active: tuple[AssignedTask, ...]
-    as_standby: tuple[AssignedTask, ...]
+    # (id, role) pairs, to update a client's task dict from ranks in one call.
+    as_active: tuple[tuple[TaskId, AssignedTask], ...]
+    as_standby: tuple[tuple[TaskId, AssignedTask], ...]
+    # Per client, in client order: its process id as the broker has it, and its consumer ids sorted.
+    clients: tuple[tuple[str, tuple[str, ...]], ...]
 
     @classmethod
     def of(cls, application_state: ApplicationState) -> _BrokerInput:
         ids = tuple(application_state.tasks)  # ApplicationState keeps tasks in TaskId order
+        group = broker_group(application_state)
+        assert group.tasks == tuple(map(broker_task, ids))  # task number = place in TaskId order
         return cls(
-            group=broker_group(application_state),
-            rank=MappingProxyType({broker_task(t): i for i, t in enumerate(ids)}),
+            numbered=_NumberedGroup.of(group),
             ids=ids,
-            as_active=tuple(AssignedTask(t, ACTIVE) for t in ids),
-            as_standby=tuple(AssignedTask(t, STANDBY) for t in ids),
+            as_active=tuple((t, AssignedTask(t, ACTIVE)) for t in ids),
+            as_standby=tuple((t, AssignedTask(t, STANDBY)) for t in ids),
+            clients=tuple(
+                (c.process_id.canonical, tuple(sorted(c.consumer_client_ids)))
+                for c in application_state.clients.values()
+            ),
         )
 
 
-def _client_assignment(
-    state: KafkaStreamsState, per_member: Mapping[str, MemberTasks], broker: _BrokerInput
-) -> MemberSplitAssignment:
-    rank, ids = broker.rank.__getitem__, broker.ids.__getitem__
-    split = {}
-    # A process never holds a task twice on the broker (ProcessState checks), so no task repeats here.
-    tasks: dict[TaskId, AssignedTask] = {}
-    for consumer in sorted(state.consumer_client_ids):
-        active, standby = (sorted(map(rank, member_tasks)) for member_tasks in per_member[consumer])
-        split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
-        tasks.update(zip(map(ids, active), map(broker.as_active.__getitem__, active), strict=False))
-        tasks.update(zip(map(ids, standby), map(broker.as_standby.__getitem__, standby), strict=False))
-    return MemberSplitAssignment(state.process_id, tasks, split)
+# A consumer the broker gave nothing (most of them when members outnumber tasks): one shared value.
+_NO_CONSUMER_TASKS = ConsumerTasks()
+
+
+def _client_assignments(
+    application_state: ApplicationState, broker: _BrokerInput, processes: Mapping[str, _Process]
+) -> list[MemberSplitAssignment]:
+    """Each client's tasks and their split over its consumers, read from its process (none: a client
+    without consumers has no member on the broker). One loop over the clients: thousands of them."""
+    ids = broker.ids.__getitem__
+    as_active, as_standby = broker.as_active.__getitem__, broker.as_standby.__getitem__
+    assignments = []
+    for state, (process_id, consumers) in zip(
+        application_state.clients.values(), broker.clients, strict=True
+    ):
+        split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
+        # A process never holds a task twice on the broker (ProcessState checks), so no task repeats.
+        tasks: dict[TaskId, AssignedTask] = {}
+        process = processes.get(process_id)
+        if process is not None:
+            active_by, standby_by = process.active_by_member, process.standby_by_member
+            for consumer in [c for c in consumers if c in active_by or c in standby_by]:
+                active = sorted(active_by.get(consumer, _NONE))
+                standby = sorted(standby_by.get(consumer, _NONE))
+                split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
+                tasks.update(map(as_active, active))
+                tasks.update(map(as_standby, standby))
+        assignments.append(MemberSplitAssignment(state.process_id, tasks, split))
+    return assignments
 
 
 # The broker's input is a pure function of the (immutable) application state, so it is built once per state:
@@ -683,7 +861,5 @@ class StreamsStickyTaskAssignor:
 
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         broker = _broker_input(application_state)
-        per_member = assign_broker_group(broker.group)
-        return TaskAssignment.of(
-            _client_assignment(state, per_member, broker) for state in application_state.clients.values()
-        )
+        processes = _assigned(broker.numbered).processes
+        return TaskAssignment.of(_client_assignments(application_state, broker, processes))

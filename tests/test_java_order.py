@@ -8,6 +8,7 @@ were checked when the module was written. The broker-side assignor's exactness r
 from __future__ import annotations
 
 import heapq
+import random
 
 import pytest
 
@@ -188,3 +189,71 @@ def test_heapq_would_break_ties_differently():
 
 def test_polling_an_empty_queue_gives_none():
     assert JavaPriorityQueue(key=float).poll() is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_requeue_head_is_poll_then_offer(seed):
+    # The assignors' hot loops update the head in place and requeue it: the queue must then hold the same
+    # array as after Java's poll and offer (checked by draining both), with many equal keys.
+    rng = random.Random(seed)
+
+    def filled() -> JavaPriorityQueue[list[int]]:
+        queue: JavaPriorityQueue[list[int]] = JavaPriorityQueue(key=lambda item: item[0])
+        for number in range(rng.randint(1, 40)):
+            queue.offer([rng.randint(0, 3), number])
+        return queue
+
+    state = rng.getstate()
+    by_requeue = filled()
+    rng.setstate(state)
+    by_poll_offer = filled()
+    for _ in range(200):
+        grow = rng.randint(0, 2)
+        head = by_requeue.peek()
+        assert head is not None
+        head[0] += grow
+        by_requeue.requeue_head()
+        polled = by_poll_offer.poll()
+        assert polled is not None
+        polled[0] += grow
+        by_poll_offer.offer(polled)
+    assert [by_requeue.poll() for _ in range(len(by_requeue))] == [
+        by_poll_offer.poll() for _ in range(len(by_poll_offer))
+    ]
+
+
+def test_peek_leaves_the_head():
+    queue: JavaPriorityQueue[int] = JavaPriorityQueue(key=float)
+    assert queue.peek() is None
+    for value in (3, 1, 2):
+        queue.offer(value)
+    assert (queue.peek(), len(queue), queue.poll()) == (1, 3, 1)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_put_order_of_large_maps_is_the_one_put_by_put(seed):
+    # hash_map_put_order sizes tables of 64 buckets and more from the key count alone: the same order as
+    # putting every key, with repeated keys, colliding keys ("Aa"/"BB") and initial capacities.
+    rng = random.Random(seed)
+    keys = [f"member-{rng.randrange(5000)}" for _ in range(rng.choice([10, 70, 700, 3000]))]
+    keys += ["Aa" * 3, "BBAaAa", "AaBBAa", "Aa" * 3]
+    rng.shuffle(keys)
+    capacity = rng.choice([None, 1, 16, 100, 5000])
+    one_by_one = JavaHashOrder(capacity)
+    for key in keys:
+        one_by_one.put(key)
+    assert hash_map_put_order(keys, capacity) == one_by_one.keys()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compute_if_absent_all_is_one_call_per_key(seed):
+    # Present keys are skipped unless a resize is pending: the same table as calling for every key.
+    rng = random.Random(seed)
+    keys = [f"process-{rng.randrange(rng.choice([3, 30, 300]))}" for _ in range(rng.randrange(1, 2000))]
+    capacity = rng.choice([None, 1, 16, 1000])
+    one_by_one, all_at_once = JavaHashOrder(capacity), JavaHashOrder(capacity)
+    for key in keys:
+        one_by_one.compute_if_absent(key)
+    all_at_once.compute_if_absent_all(keys)
+    assert all_at_once.keys() == one_by_one.keys()
+    assert (all_at_once._capacity, all_at_once.treeified) == (one_by_one._capacity, one_by_one.treeified)
