@@ -74,19 +74,14 @@ def compute_metrics(scenario: Scenario, result: Mapping[ProcessId, ClientTasks])
 def count_active_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int:
     """Previously active tasks now active on a client that did not hold them active, or on none."""
     clients = scenario.application_state.clients
-    holders: dict[TaskId, list[ProcessId]] = {}
+    previously_active: set[TaskId] = set().union(*(c.previous_active_tasks for c in clients.values()))
+    active_now: set[TaskId] = set()
+    newly_active: set[TaskId] = set()  # active on some client that did not run it before
     for pid, tasks in result.items():
-        for task in tasks.active:
-            holders.setdefault(task, []).append(pid)
-    previously_active = {t for c in clients.values() for t in c.previous_active_tasks}
-    moved = 0
-    for task in previously_active:
-        now = holders.get(task, [])
-        if not now or any(
-            pid not in clients or task not in clients[pid].previous_active_tasks for pid in now
-        ):
-            moved += 1
-    return moved
+        active_now |= tasks.active
+        client = clients.get(pid)
+        newly_active |= tasks.active - client.previous_active_tasks if client is not None else tasks.active
+    return len(previously_active - active_now) + len(previously_active & active_now & newly_active)
 
 
 def count_standby_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int:
@@ -96,7 +91,7 @@ def count_standby_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTas
     for pid, tasks in result.items():
         client = clients.get(pid)
         before = client.previous_active_tasks | client.previous_standby_tasks if client else frozenset()
-        moves += sum(1 for task in tasks.standby - tasks.warmup if task not in before)
+        moves += len(tasks.standby - tasks.warmup - before)
     return moves
 
 
