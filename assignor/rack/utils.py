@@ -303,11 +303,11 @@ def _standby_problem(
     current_arr = np.asarray(replicas.current, dtype=np.int64)
     held = np.zeros((len(rows), len(client_ids)), dtype=bool)
     allowed = np.ones_like(held)
+    # Each client's actives, looked up per row: rows x clients role lookups cost more than the solve.
+    active_on = _active_columns(assignments, client_ids, column, set(rows))
     for row, task in enumerate(rows):
         held[row, sorted(holders[task])] = True
-        for process_id in client_ids:
-            if assignments[process_id].role_of(task) is ACTIVE:
-                allowed[row, column[process_id]] = False
+        allowed[row, active_on.get(task, [])] = False
     remote_matrix = remote.matrix(rows, [state.clients[c].rack_id for c in client_ids])
     cost_matrix = remote_matrix * np.int64(costs.traffic) + np.where(held, 0, np.int64(costs.non_overlap))
     counts = np.bincount(current_arr, minlength=len(client_ids)).astype(np.int64)
@@ -315,6 +315,18 @@ def _standby_problem(
     caps[0] = counts
     groups = np.asarray(replicas.groups, dtype=np.int64)
     return PlacementProblem(cost_matrix, allowed, current_arr, counts, groups, caps)
+
+
+def _active_columns(
+    assignments, client_ids: list[ProcessId], column: Mapping[ProcessId, int], tasks: set[TaskId]
+) -> dict[TaskId, list[int]]:
+    """Per task of ``tasks``, the columns of the clients running it as active."""
+    columns: dict[TaskId, list[int]] = {}
+    for process_id in client_ids:
+        for task in assignments[process_id].active_tasks():
+            if task in tasks:
+                columns.setdefault(task, []).append(column[process_id])
+    return columns
 
 
 def _move_standbys(
