@@ -25,7 +25,7 @@ final placement is an exact optimum (see benchmarks/bench_rack.py for the times)
 Among heap entries of equal label the sink comes first, then client nodes, then (group, client) nodes of
 clients with room left, then the others: reduced costs are 0 on many edges, and without this preference
 Dijkstra settled most of the zero plateau before the sink (3,000 x 100 with 10 subtopologies: 34 s before,
-under 1 s after). Start entries are sorted by numpy and fed lazily beside the heap.
+under 1 s after). Entries are sorted by numpy in runs, and only each run's head is on the heap.
 
 Measured here (2 shared cores under load), round-robin start, 3 racks, tc 10 / nc 1: 1,000 x 50 in
 0.1-0.3 s and 10,000 x 200 in 2.5-6.5 s, both strategies (benchmarks/bench_rack.py), against Kafka's
@@ -40,6 +40,7 @@ those, the result is a deterministic function of the inputs (fixed insertion ord
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,6 +171,26 @@ def _two_clients(costs: np.ndarray, first_count: int) -> np.ndarray:
     return placement
 
 
+def _push_run(
+    heap: list[tuple[int, int, int, int]],
+    runs: list[list[tuple[int, int, int, int]]],
+    labels: np.ndarray,
+    ranks: np.ndarray,
+    nodes: np.ndarray,
+) -> None:
+    """Sort the entries (label, rank, node) and put the smallest on the heap, the rest in a new run (kept
+    reversed: pop() from its end gives the next one); the fourth field names the run."""
+    if not len(nodes):
+        return
+    order = np.lexsort((nodes, ranks, labels))
+    number = len(runs)
+    entries = list(zip(labels[order].tolist(), ranks[order].tolist(), nodes[order].tolist(),
+                       itertools.repeat(number), strict=False))  # fmt: skip
+    entries.reverse()
+    heapq.heappush(heap, entries.pop())
+    runs.append(entries)
+
+
 class _Solver:
     """Node layout: F(g, c) = g * C + c (group g's tasks on client c), S(c) = G * C + c, sink = G * C + C."""
 
@@ -217,20 +238,19 @@ class _Solver:
         # Ties among (group, client) nodes go to clients with room left: their path to the sink is short.
         self.client_room = self.load < self.client_cap
         rank = self._rank(group)
-        # The start entries, sorted once by numpy, are fed lazily beside the heap: most insertions settle
-        # only a few nodes, so building a heap of all C start entries would dominate.
+        # Entries come in sorted runs (the start entries, each group node's relaxed clients) merged through
+        # the heap, which holds only each run's head: most insertions settle a few nodes, so pushing every
+        # entry of a run (up to C each) would dominate. Entries are distinct (label, rank, node) triples (a
+        # node is pushed again only with a lower label), so the pop order is the one of a heap of them all.
         starts = np.flatnonzero(labels < _HALF)
-        order = np.lexsort((starts, rank[starts], labels[starts]))
-        pending = list(zip(labels[starts][order].tolist(), rank[starts][order].tolist(),
-                           (base + starts[order]).tolist(), strict=False))  # fmt: skip
-        pending.reverse()  # pop() from the end gives the smallest
-        heap: list[tuple[int, int, int]] = []
+        heap: list[tuple[int, int, int, int]] = []
+        runs: list[list[tuple[int, int, int, int]]] = []
+        _push_run(heap, runs, labels[starts], rank[starts], base + starts)
         done: list[int] = []
-        while heap or pending:
-            if pending and (not heap or pending[-1] < heap[0]):
-                label, _, node = pending.pop()
-            else:
-                label, _, node = heapq.heappop(heap)
+        while heap:
+            label, _, node, run = heapq.heappop(heap)
+            if run >= 0 and runs[run]:
+                heapq.heappush(heap, runs[run].pop())
             if settled[node] or label != dist[node]:
                 continue
             settled[node] = True
@@ -238,7 +258,7 @@ class _Solver:
             if node == self.sink:
                 break
             if node < self.s_base:
-                self._relax_group_node(node, label, dist, parent, settled, heap)
+                self._relax_group_node(node, label, dist, parent, settled, heap, runs)
             else:
                 self._relax_client_node(node, label, dist, parent, settled, heap)
         if not settled[self.sink]:
@@ -263,7 +283,7 @@ class _Solver:
         the client's count), else 3."""
         return np.where(self.client_room & (self.group_load[group] < self.group_cap[group]), 2, 3)
 
-    def _relax_group_node(self, node, label, dist, parent, settled, heap) -> None:
+    def _relax_group_node(self, node, label, dist, parent, settled, heap, runs) -> None:
         clients = self.clients
         group, client = divmod(node, clients)
         base = group * clients
@@ -275,14 +295,12 @@ class _Solver:
             # rows stay above _HALF: one comparison against min(label, _HALF) covers both.
             cand = best + (label + int(pot[node])) - pot[block]
             improved = np.flatnonzero(cand < np.minimum(dist[block], _HALF))
-            self.touched.extend((base + improved).tolist())
-            rank = self._rank(group)
-            for other in improved.tolist():
-                target = base + other
-                value = int(cand[other])
-                dist[target] = value
-                parent[target] = node
-                heapq.heappush(heap, (value, int(rank[other]), target))
+            targets = base + improved
+            self.touched.extend(targets.tolist())
+            values = cand[improved]
+            dist[targets] = values
+            parent[targets] = node
+            _push_run(heap, runs, values, self._rank(group)[improved], targets)
         if self.group_load[group, client] < self.group_cap[group, client]:
             target = self.s_base + client
             value = label + int(pot[node] - pot[target])
@@ -290,7 +308,7 @@ class _Solver:
                 dist[target] = value
                 parent[target] = node
                 self.touched.append(target)
-                heapq.heappush(heap, (value, 1, target))
+                heapq.heappush(heap, (value, 1, target, -1))
 
     def _relax_client_node(self, node, label, dist, parent, settled, heap) -> None:
         client = node - self.s_base
@@ -301,7 +319,7 @@ class _Solver:
                 dist[self.sink] = value
                 parent[self.sink] = node
                 self.touched.append(self.sink)
-                heapq.heappush(heap, (value, 0, self.sink))
+                heapq.heappush(heap, (value, 0, self.sink, -1))
         for group in sorted(self.groups_on[client]):
             target = group * self.clients + client
             value = label + int(pot[node] - pot[target])
@@ -309,7 +327,7 @@ class _Solver:
                 dist[target] = value
                 parent[target] = node
                 self.touched.append(target)
-                heapq.heappush(heap, (value, 3, target))  # a task must leave again: not a short way out
+                heapq.heappush(heap, (value, 3, target, -1))  # a task must leave again: not a short way out
 
     def _augment(self, task: int, parent: np.ndarray) -> None:
         """Walk the path back from the sink; collect the task moves first (their choice was made on the rows
