@@ -54,7 +54,7 @@ class ClientState:
         self.previous_active = frozenset(previous_active)
         self.previous_standby = frozenset(previous_standby)
         self.consumer_previous_stateful = dict(consumer_previous_stateful or {})
-        self.task_lags: dict[TaskId, int] = dict(task_lags or {})
+        self.task_lags: dict[TaskId, int] = _own_copy(task_lags)
         self._active: set[TaskId] = set()
         self._standby: set[TaskId] = set()
         self._warmup: set[TaskId] = set()
@@ -184,3 +184,13 @@ class ClientState:
             f"ClientState({self.process_id}, capacity={self.capacity}, "
             f"active={[str(t) for t in self.active_tasks]}, standby={[str(t) for t in self.standby_tasks]})"
         )
+
+
+def _own_copy(lags: Mapping[TaskId, int] | None) -> dict[TaskId, int]:
+    """A dict of the lags, in their order. A read-only view (KafkaStreamsState's) is copied through its dict:
+    ``dict(view)`` goes key by key, 3,000 lookups per client at 3,000 stateful tasks."""
+    if isinstance(lags, MappingProxyType):
+        copied = lags.copy()
+        if type(copied) is dict:
+            return copied
+    return dict(lags or {})
