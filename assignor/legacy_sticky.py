@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from typing import Protocol, cast
+from typing import Protocol
+
+import numpy as np
 
 from fleet_assignor.assignor.client_state import ClientState
 from fleet_assignor.assignor.configs import AssignmentConfigs
@@ -138,8 +140,37 @@ def _optimize_actives(
     )
 
 
+class _Loads:
+    """Every client's task count and load (``assigned_task_load``, the same float) by rank in ProcessId
+    order, so the least-loaded searches compare them in numpy instead of asking each client."""
+
+    def __init__(self, clients: Sequence[ClientState]) -> None:
+        self._clients = clients
+        self.capacity = np.array([c.capacity for c in clients], dtype=np.int64)
+        self.count = np.zeros(len(clients), dtype=np.int64)
+        self.load = np.zeros(len(clients), dtype=np.float64)
+        for rank in range(len(clients)):
+            self.update(rank)
+
+    def update(self, rank: int) -> None:
+        client = self._clients[rank]
+        self.count[rank] = client.assigned_task_count
+        self.load[rank] = client.assigned_task_load
+
+    def anyone_less_loaded_than(self, rank: int) -> bool:
+        """Some client ``has_more_available_capacity_than`` this one."""
+        load, capacity = self.load[rank], self.capacity[rank]
+        return bool(np.any((self.load < load) | ((self.load == load) & (self.capacity > capacity))))
+
+    def by_available_capacity(self, ranks: np.ndarray) -> np.ndarray:
+        """``ranks`` from the most available capacity on (lower load, then more threads); ties keep their
+        order (lexsort is stable), as a scan keeping the first strictly better client does."""
+        return ranks[np.lexsort((-self.capacity[ranks], self.load[ranks]))]
+
+
 class _StickyRun:
-    """The state of one assignment: clients (ProcessId order), previous owners, and placed task pairs."""
+    """The state of one assignment: clients (ProcessId order), previous owners, and placed task pairs.
+    Clients are named by rank in ProcessId order while choosing."""
 
     def __init__(
         self,
@@ -149,29 +180,34 @@ class _StickyRun:
         must_preserve: bool,
     ) -> None:
         self.clients = {pid: clients[pid] for pid in sorted(clients)}
+        self.order = list(self.clients.values())
+        self.rank = {pid: rank for rank, pid in enumerate(self.clients)}
         self.all_tasks = all_tasks
         self.stateful_tasks = stateful_tasks
         self.must_preserve = must_preserve
         self.pairs = TaskPairs(all_tasks)
-        self.held: dict[ProcessId, list[int]] = {pid: [] for pid in self.clients}  # task indexes, any role
-        self.previous_active_owner: dict[TaskId, ProcessId] = {}
-        self.previous_standby_owners: dict[TaskId, list[ProcessId]] = {}
-        for pid, client in self.clients.items():
+        self.held: list[list[int]] = [[] for _ in self.order]  # per rank: task indexes, any role
+        self.loads = _Loads(self.order)
+        self.previous_active_owner: dict[TaskId, int] = {}
+        self.previous_standby_owners: dict[TaskId, list[int]] = {}
+        for rank, client in enumerate(self.order):
             for task in client.previous_active:
-                self.previous_active_owner[task] = pid  # the later client in ProcessId order keeps it
+                self.previous_active_owner[task] = rank  # the later client in ProcessId order keeps it
             for task in client.previous_standby:
-                self.previous_standby_owners.setdefault(task, []).append(pid)
+                self.previous_standby_owners.setdefault(task, []).append(rank)
 
     # --- placing ---------------------------------------------------------------------------------------
-    def _place(self, client: ClientState, task: TaskId, *, active: bool) -> None:
+    def _place(self, rank: int, task: TaskId, *, active: bool) -> None:
         index = self.pairs.index_of(task)
-        held = self.held[client.process_id]
+        held = self.held[rank]
         self.pairs.add_pairs(index, held)
         held.append(index)
+        client = self.order[rank]
         if active:
             client.assign_active(task)
         else:
             client.assign_standby(task)
+        self.loads.update(rank)
 
     def assign_active_tasks(self) -> None:
         total_capacity = sum(c.capacity for c in self.clients.values())
@@ -184,86 +220,89 @@ class _StickyRun:
         unassigned = set(self.all_tasks)
         # 1. previous owners keep their actives (all of them when preserving; else up to their quota)
         for task in sorted(self.previous_active_owner):
-            owner = self.clients[self.previous_active_owner[task]]
-            if task in known and (self.must_preserve or owner.has_unfulfilled_quota(tasks_per_thread)):
+            owner = self.previous_active_owner[task]
+            if task in known and (
+                self.must_preserve or self.order[owner].has_unfulfilled_quota(tasks_per_thread)
+            ):
                 self._place(owner, task, active=True)
                 unassigned.discard(task)
         # 2. a previous standby owner with room takes the task
         for task in sorted(unassigned):
-            for pid in self.previous_standby_owners.get(task, ()):
-                client = self.clients[pid]
-                if client.has_unfulfilled_quota(tasks_per_thread):
-                    self._place(client, task, active=True)
+            for rank in self.previous_standby_owners.get(task, ()):
+                if self.order[rank].has_unfulfilled_quota(tasks_per_thread):
+                    self._place(rank, task, active=True)
                     unassigned.discard(task)
                     break
         # 3. the rest, each on the best client of the whole group
-        all_clients = list(self.clients)
+        everyone = np.ones(len(self.order), dtype=bool)
         for task in sorted(unassigned):
-            self._place(self.clients[self.find_client(task, all_clients)], task, active=True)
+            self._place(self.find_client(task, everyone), task, active=True)
 
     def assign_standby_tasks(self, num_standby_replicas: int) -> None:
+        # The rack optimizer may have moved actives since they were placed (never a client's count).
+        holders: dict[TaskId, list[int]] = {}
+        for rank, client in enumerate(self.order):
+            self.loads.update(rank)
+            for task in (*client.active_set(), *client.standby_set()):
+                holders.setdefault(task, []).append(rank)
         for task in self.stateful_tasks:
+            held_by = holders.setdefault(task, [])
             for _ in range(num_standby_replicas):
-                candidates = [pid for pid, c in self.clients.items() if not c.has_assigned_task(task)]
-                if not candidates:
+                candidates = np.ones(len(self.order), dtype=bool)
+                candidates[held_by] = False
+                if not candidates.any():
                     log.warning(
                         "not enough clients to place %d standby replicas of task %s",
                         num_standby_replicas,
                         task,
                     )
                     break
-                self._place(self.clients[self.find_client(task, candidates)], task, active=False)
+                rank = self.find_client(task, candidates)
+                self._place(rank, task, active=False)
+                held_by.append(rank)
 
     # --- choosing a client -----------------------------------------------------------------------------
-    def find_client(self, task: TaskId, candidates: list[ProcessId]) -> ProcessId:
+    def find_client(self, task: TaskId, candidates: np.ndarray) -> int:
         """The previous owner if it is a candidate and not overloaded, else a previous standby owner, else the
-        least-loaded candidate."""
-        if len(candidates) == 1:
-            return candidates[0]
-        candidate_set = set(candidates)
+        least-loaded candidate. ``candidates``: a mask over the ranks, never empty."""
+        ranks = np.flatnonzero(candidates)
+        if len(ranks) == 1:
+            return int(ranks[0])
         owner = self.previous_active_owner.get(task)
-        previous = owner if owner in candidate_set else self._least_loaded_standby_owner(task, candidates)
+        previous = (
+            owner
+            if owner is not None and candidates[owner]
+            else self._least_loaded_standby_owner(task, candidates)
+        )
         if previous is None:
-            return self._least_loaded(task, candidates)
+            return self._least_loaded(task, ranks)
         if self._should_balance_load(previous):
             standby = self._least_loaded_standby_owner(task, candidates)
             if standby is None or self._should_balance_load(standby):
-                return self._least_loaded(task, candidates)
+                return self._least_loaded(task, ranks)
             return standby
         return previous
 
-    def _should_balance_load(self, pid: ProcessId) -> bool:
-        client = self.clients[pid]
-        return client.reached_capacity() and any(
-            other.has_more_available_capacity_than(client) for other in self.clients.values()
-        )
+    def _should_balance_load(self, rank: int) -> bool:
+        return self.order[rank].reached_capacity() and self.loads.anyone_less_loaded_than(rank)
 
-    def _least_loaded_standby_owner(self, task: TaskId, candidates: list[ProcessId]) -> ProcessId | None:
-        owners = set(self.previous_standby_owners.get(task, ()))
-        within = [pid for pid in candidates if pid in owners]
-        return self._least_loaded(task, within) if within else None
+    def _least_loaded_standby_owner(self, task: TaskId, candidates: np.ndarray) -> int | None:
+        within = sorted(rank for rank in set(self.previous_standby_owners.get(task, ())) if candidates[rank])
+        return self._least_loaded(task, np.array(within, dtype=np.int64)) if within else None
 
-    def _least_loaded(self, task: TaskId, ids: list[ProcessId]) -> ProcessId:
-        """`ids` is never empty (callers hold at least one candidate), so a client is always found."""
-        found = self._find_least_loaded(task, ids, check_pairs=True)
-        if found is None:
-            found = self._find_least_loaded(task, ids, check_pairs=False)
-        return cast(ProcessId, found)
-
-    def _find_least_loaded(
-        self, task: TaskId, ids: list[ProcessId], *, check_pairs: bool
-    ) -> ProcessId | None:
-        best: ProcessId | None = None
+    def _least_loaded(self, task: TaskId, ranks: np.ndarray) -> int:
+        """The first client without tasks, else the one with the most available capacity that forms a new
+        task pair, else the one with the most available capacity (ties: ProcessId order). ``ranks`` is
+        ascending and never empty."""
+        empty = np.flatnonzero(self.loads.count[ranks] == 0)
+        if len(empty):
+            return int(ranks[empty[0]])
+        ordered = self.loads.by_available_capacity(ranks).tolist()
         index = self.pairs.index_of(task)
-        for pid in ids:
-            client = self.clients[pid]
-            if client.assigned_task_count == 0:
-                return pid
-            if (best is None or client.has_more_available_capacity_than(self.clients[best])) and (
-                not check_pairs or self.pairs.has_new_pair(index, self.held[pid])
-            ):
-                best = pid
-        return best
+        for rank in ordered:
+            if self.pairs.has_new_pair(index, self.held[rank]):
+                return rank
+        return ordered[0]
 
 
 __all__ = ["LegacyRackOptimizer", "LegacyStickyTaskAssignor", "TaskPairs"]
