@@ -151,7 +151,66 @@ def solve_placement(problem: PlacementProblem) -> np.ndarray:
         )
     if clients == 2 and problem.group_capacity.shape[0] == 1:
         return _two_clients(costs, int(problem.client_capacity[0]))
+    if input_is_the_optimum(problem):
+        return problem.current.copy()
     return _Solver(costs, problem).run()
+
+
+# A cost above any path of real moves: "no move from a to b".
+_NO_MOVE = np.int64(1) << np.int64(60)
+# Bellman-Ford rounds tried before the certificate is given up (the solve then runs as before).
+_CERTIFICATE_ROUNDS = 64
+
+
+def input_is_the_optimum(problem: PlacementProblem) -> bool:
+    """True only when the input placement is the unique minimum of the tie-broken costs, so the exact solve
+    would return it unchanged. The input must be complete, allowed and within every cap. Another placement
+    with the same client counts differs from it by cycles of moves between clients; moving task t from a to
+    b adds ``(T + 1) x (cost(t, b) - cost(t, a)) + 1`` to the tie-broken total, so with no cycle of negative
+    cost (in plain costs) every cycle adds at least its number of moves: the input is strictly best. The
+    cycles are looked for on the client graph whose edge a -> b costs the cheapest such move of a task on
+    a: node potentials that no edge undercuts (Bellman-Ford from a virtual source converged) prove there is
+    none; not converging within a few rounds proves nothing and the caller solves."""
+    current = problem.current
+    tasks, clients = problem.costs.shape
+    rows = np.arange(tasks)
+    if (current < 0).any() or not problem.allowed[rows, current].all():
+        return False
+    if not np.array_equal(np.bincount(current, minlength=clients), problem.client_capacity):
+        return False
+    group_load = np.zeros_like(problem.group_capacity)
+    np.add.at(group_load, (problem.groups, current), 1)
+    if (group_load > problem.group_capacity).any():
+        return False
+    return not _has_negative_cycle(_move_graph(problem, rows))
+
+
+def _move_graph(problem: PlacementProblem, rows: np.ndarray) -> np.ndarray:
+    """``graph[a, b]``: the least cost change of moving one task of client a to client b (0 on the
+    diagonal, _NO_MOVE where no task of a may go to b)."""
+    current = problem.current
+    costs = problem.costs.astype(np.int64)
+    deltas = np.where(problem.allowed, costs - costs[rows, current][:, None], _NO_MOVE)
+    order = np.argsort(current, kind="stable")
+    held = current[order]
+    firsts = np.flatnonzero(np.r_[True, held[1:] != held[:-1]])
+    graph = np.full((costs.shape[1], costs.shape[1]), _NO_MOVE, dtype=np.int64)
+    graph[held[firsts]] = np.minimum(np.minimum.reduceat(deltas[order], firsts, axis=0), _NO_MOVE)
+    np.fill_diagonal(graph, 0)
+    return graph
+
+
+def _has_negative_cycle(graph: np.ndarray) -> bool:
+    """False only when proven: potentials no edge undercuts are found within _CERTIFICATE_ROUNDS rounds."""
+    if (graph + graph.T < 0).any():
+        return True  # a swap between two clients already lowers the cost
+    potential = np.zeros(graph.shape[0], dtype=np.int64)
+    for _ in range(_CERTIFICATE_ROUNDS):
+        relaxed = np.minimum(potential, (potential[:, None] + graph).min(axis=0))
+        if np.array_equal(relaxed, potential):
+            return False
+        potential = relaxed
+    return True
 
 
 def _two_clients(costs: np.ndarray, first_count: int) -> np.ndarray:
