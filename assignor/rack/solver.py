@@ -25,7 +25,9 @@ final placement is an exact optimum (see benchmarks/bench_rack.py for the times)
 Among heap entries of equal label the sink comes first, then client nodes, then (group, client) nodes of
 clients with room left, then the others: reduced costs are 0 on many edges, and without this preference
 Dijkstra settled most of the zero plateau before the sink (3,000 x 100 with 10 subtopologies: 34 s before,
-under 1 s after). Entries are sorted by numpy in runs, and only each run's head is on the heap.
+under 1 s after). Entries come in runs (the start entries, each relaxed node's targets) of which only the
+head is on the heap; a run finds its next entry by a minimum over its array, and is sorted only when asked
+for many.
 
 Measured here (2 shared cores under load), round-robin start, 3 racks, tc 10 / nc 1: 1,000 x 50 in
 0.1-0.3 s and 10,000 x 200 in 2.5-6.5 s, both strategies (benchmarks/bench_rack.py), against Kafka's
@@ -42,6 +44,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -230,24 +233,65 @@ def _two_clients(costs: np.ndarray, first_count: int) -> np.ndarray:
     return placement
 
 
+# A run's entries taken one at a time before the rest is sorted at once.
+_LAZY_TAKES = 8
+
+
+class _Run:
+    """Entries (label, rank, node), nodes ascending, handed out smallest first. Most runs give one or two
+    before the insertion ends, so the next is found by a minimum over the array; a run asked for more is
+    sorted once and handed out from the sorted list."""
+
+    __slots__ = ("labels", "nodes", "number", "ranks", "rest", "taken")
+
+    def __init__(self, labels: np.ndarray, ranks: np.ndarray, nodes: np.ndarray, number: int) -> None:
+        self.labels, self.ranks, self.nodes, self.number = labels, ranks, nodes, number
+        self.taken = 0
+        self.rest: list[tuple[int, int, int, int]] | None = None
+
+    def take(self) -> tuple[int, int, int, int] | None:
+        if self.rest is not None:
+            return self.rest.pop() if self.rest else None
+        if self.taken == _LAZY_TAKES:
+            self._sort_rest()
+            return self.take()
+        labels, ranks = self.labels, self.ranks
+        index = int(labels.argmin())  # the first of the lowest labels: the lowest node among them
+        low, rank = int(labels[index]), int(ranks[index])
+        if low >= NO_EDGE:
+            return None
+        if rank > 2:  # a node of rank 2 with the same label comes first (ranks here are 2 or 3)
+            ties = np.flatnonzero((labels == low) & (ranks < rank))
+            if len(ties):
+                index = int(ties[0])
+                rank = int(ranks[index])
+        labels[index] = NO_EDGE  # taken
+        self.taken += 1
+        return low, rank, int(self.nodes[index]), self.number
+
+    def _sort_rest(self) -> None:
+        left = np.flatnonzero(self.labels < NO_EDGE)
+        labels, ranks, nodes = self.labels[left], self.ranks[left], self.nodes[left]
+        order = np.lexsort((nodes, ranks, labels))
+        rest = list(zip(labels[order].tolist(), ranks[order].tolist(), nodes[order].tolist(),
+                        itertools.repeat(self.number), strict=False))  # fmt: skip
+        rest.reverse()  # pop() from the end gives the smallest
+        self.rest = rest
+
+
 def _push_run(
     heap: list[tuple[int, int, int, int]],
-    runs: list[list[tuple[int, int, int, int]]],
+    runs: list[_Run],
     labels: np.ndarray,
     ranks: np.ndarray,
     nodes: np.ndarray,
 ) -> None:
-    """Sort the entries (label, rank, node) and put the smallest on the heap, the rest in a new run (kept
-    reversed: pop() from its end gives the next one); the fourth field names the run."""
+    """A new run of the entries (``labels``: a copy the run may overwrite); its smallest goes on the heap."""
     if not len(nodes):
         return
-    order = np.lexsort((nodes, ranks, labels))
-    number = len(runs)
-    entries = list(zip(labels[order].tolist(), ranks[order].tolist(), nodes[order].tolist(),
-                       itertools.repeat(number), strict=False))  # fmt: skip
-    entries.reverse()
-    heapq.heappush(heap, entries.pop())
-    runs.append(entries)
+    run = _Run(labels, ranks, nodes, len(runs))
+    runs.append(run)
+    heapq.heappush(heap, cast(tuple[int, int, int, int], run.take()))
 
 
 class _Solver:
@@ -268,6 +312,8 @@ class _Solver:
         self.parent = np.full(self.sink + 1, -1, dtype=np.int64)
         self.settled = np.zeros(self.sink + 1, dtype=bool)
         self.touched: list[int] = []
+        self.start_block = slice(0, 0)
+        self.ranks: dict[int, np.ndarray] = {}  # per group, this insertion's
         self.groups_on: list[set[int]] = [set() for _ in range(self.clients)]
         self.group_load = np.zeros((self.n_groups, self.clients), dtype=np.int64)
         self.load = np.zeros(self.clients, dtype=np.int64)
@@ -292,10 +338,10 @@ class _Solver:
         start = self.costs[task]
         labels = np.where(start >= NO_EDGE, NO_EDGE, start - pot[base : base + clients] - self.offset)
         dist[base : base + clients] = labels
-        touched = self.touched
-        touched.extend(range(base, base + clients))
+        self.start_block = slice(base, base + clients)  # reset as a whole; other nodes written: touched
         # Ties among (group, client) nodes go to clients with room left: their path to the sink is short.
         self.client_room = self.load < self.client_cap
+        self.ranks.clear()
         rank = self._rank(group)
         # Entries come in sorted runs (the start entries, each group node's relaxed clients) merged through
         # the heap, which holds only each run's head: most insertions settle a few nodes, so pushing every
@@ -303,13 +349,15 @@ class _Solver:
         # node is pushed again only with a lower label), so the pop order is the one of a heap of them all.
         starts = np.flatnonzero(labels < _HALF)
         heap: list[tuple[int, int, int, int]] = []
-        runs: list[list[tuple[int, int, int, int]]] = []
+        runs: list[_Run] = []
         _push_run(heap, runs, labels[starts], rank[starts], base + starts)
         done: list[int] = []
         while heap:
             label, _, node, run = heapq.heappop(heap)
-            if run >= 0 and runs[run]:
-                heapq.heappush(heap, runs[run].pop())
+            if run >= 0:
+                following = runs[run].take()
+                if following is not None:
+                    heapq.heappush(heap, following)
             if settled[node] or label != dist[node]:
                 continue
             settled[node] = True
@@ -331,6 +379,8 @@ class _Solver:
         self._reset(done)
 
     def _reset(self, done: list[int]) -> None:
+        self.dist[self.start_block] = NO_EDGE
+        self.parent[self.start_block] = -1
         touched = np.asarray(self.touched, dtype=np.int64)
         self.dist[touched] = NO_EDGE
         self.parent[touched] = -1
@@ -339,8 +389,12 @@ class _Solver:
 
     def _rank(self, group: int) -> np.ndarray:
         """Heap rank of group's nodes per client: 2 where the task could stay (room in the group's cap and
-        the client's count), else 3."""
-        return np.where(self.client_room & (self.group_load[group] < self.group_cap[group]), 2, 3)
+        the client's count), else 3. Loads change only between insertions: computed once per insertion."""
+        rank = self.ranks.get(group)
+        if rank is None:
+            rank = np.where(self.client_room & (self.group_load[group] < self.group_cap[group]), 2, 3)
+            self.ranks[group] = rank
+        return rank
 
     def _relax_group_node(self, node, label, dist, parent, settled, heap, runs) -> None:
         clients = self.clients
@@ -355,7 +409,8 @@ class _Solver:
             cand = best + (label + int(pot[node])) - pot[block]
             improved = np.flatnonzero(cand < np.minimum(dist[block], _HALF))
             targets = base + improved
-            self.touched.extend(targets.tolist())
+            if base != self.start_block.start:
+                self.touched.extend(targets.tolist())
             values = cand[improved]
             dist[targets] = values
             parent[targets] = node
