@@ -123,8 +123,8 @@ class _Rows:
             return
         members.append(task)
         better = deltas < self.best[key]
-        self.best[key] = np.where(better, deltas, self.best[key])
-        self.best_task[key] = np.where(better, task, self.best_task[key])
+        np.copyto(self.best[key], deltas, where=better)  # the row arrays are this object's own
+        np.copyto(self.best_task[key], task, where=better)
 
     def remove(self, group: int, client: int, task: int) -> None:
         key = (group, client)
@@ -261,7 +261,7 @@ class _Run:
         if low >= NO_EDGE:
             return None
         if rank > 2:  # a node of rank 2 with the same label comes first (ranks here are 2 or 3)
-            ties = np.flatnonzero((labels == low) & (ranks < rank))
+            ties = ((labels == low) & (ranks < rank)).nonzero()[0]
             if len(ties):
                 index = int(ties[0])
                 rank = int(ranks[index])
@@ -319,6 +319,7 @@ class _Solver:
         self.load = np.zeros(self.clients, dtype=np.int64)
         self.placement = np.full(self.tasks, -1, dtype=np.int64)
         self.rows = _Rows(costs, self.clients)
+        self.has_no_edge: list[bool] = np.any(costs >= NO_EDGE, axis=1).tolist()
 
     def run(self) -> np.ndarray:
         for task in range(self.tasks):
@@ -336,7 +337,9 @@ class _Solver:
         group = int(self.groups[task])
         base = group * clients
         start = self.costs[task]
-        labels = np.where(start >= NO_EDGE, NO_EDGE, start - pot[base : base + clients] - self.offset)
+        labels = start - pot[base : base + clients] - self.offset
+        if self.has_no_edge[task]:
+            labels = np.where(start >= NO_EDGE, NO_EDGE, labels)
         dist[base : base + clients] = labels
         self.start_block = slice(base, base + clients)  # reset as a whole; other nodes written: touched
         # Ties among (group, client) nodes go to clients with room left: their path to the sink is short.
@@ -347,7 +350,7 @@ class _Solver:
         # the heap, which holds only each run's head: most insertions settle a few nodes, so pushing every
         # entry of a run (up to C each) would dominate. Entries are distinct (label, rank, node) triples (a
         # node is pushed again only with a lower label), so the pop order is the one of a heap of them all.
-        starts = np.flatnonzero(labels < _HALF)
+        starts = (labels < _HALF).nonzero()[0]  # 1-d: nonzero()[0] skips flatnonzero's wrapper
         heap: list[tuple[int, int, int, int]] = []
         runs: list[_Run] = []
         _push_run(heap, runs, labels[starts], rank[starts], base + starts)
@@ -407,7 +410,7 @@ class _Solver:
             # A settled node's label never exceeds a new candidate (reduced costs are >= 0), and "no edge"
             # rows stay above _HALF: one comparison against min(label, _HALF) covers both.
             cand = best + (label + int(pot[node])) - pot[block]
-            improved = np.flatnonzero(cand < np.minimum(dist[block], _HALF))
+            improved = (cand < np.minimum(dist[block], _HALF)).nonzero()[0]
             targets = base + improved
             if base != self.start_block.start:
                 self.touched.extend(targets.tolist())
