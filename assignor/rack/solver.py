@@ -319,6 +319,7 @@ class _Solver:
         self.load = np.zeros(self.clients, dtype=np.int64)
         self.placement = np.full(self.tasks, -1, dtype=np.int64)
         self.rows = _Rows(costs, self.clients)
+        self.block_nodes = [np.arange(g * self.clients, (g + 1) * self.clients) for g in range(self.n_groups)]
         self.has_no_edge: list[bool] = np.any(costs >= NO_EDGE, axis=1).tolist()
 
     def run(self) -> np.ndarray:
@@ -353,7 +354,10 @@ class _Solver:
         starts = (labels < _HALF).nonzero()[0]  # 1-d: nonzero()[0] skips flatnonzero's wrapper
         heap: list[tuple[int, int, int, int]] = []
         runs: list[_Run] = []
-        _push_run(heap, runs, labels[starts], rank[starts], base + starts)
+        if len(starts) == clients:  # every client: the run takes the arrays whole (it only writes labels)
+            _push_run(heap, runs, labels, rank, self.block_nodes[group])
+        else:
+            _push_run(heap, runs, labels[starts], rank[starts], base + starts)
         done: list[int] = []
         while heap:
             label, _, node, run = heapq.heappop(heap)
