@@ -102,13 +102,16 @@ class _Rows:
     def __init__(self, costs: np.ndarray, clients: int) -> None:
         self._costs = costs
         self._clients = clients
+        self.has_no_edge: list[bool] = np.any(costs >= NO_EDGE, axis=1).tolist()
         self.members: dict[tuple[int, int], list[int]] = {}
         self.best: dict[tuple[int, int], np.ndarray] = {}
         self.best_task: dict[tuple[int, int], np.ndarray] = {}
 
     def _deltas(self, task: int, client: int) -> np.ndarray:
         row = self._costs[task]
-        deltas = np.where(row >= NO_EDGE, NO_EDGE, row - row[client])
+        deltas = row - row[client]
+        if self.has_no_edge[task]:
+            deltas = np.where(row >= NO_EDGE, NO_EDGE, deltas)
         deltas[client] = NO_EDGE
         return deltas
 
@@ -343,8 +346,8 @@ class _Solver:
         self.load = np.zeros(self.clients, dtype=np.int64)
         self.placement = np.full(self.tasks, -1, dtype=np.int64)
         self.rows = _Rows(costs, self.clients)
+        self.has_no_edge = self.rows.has_no_edge
         self.block_nodes = [np.arange(g * self.clients, (g + 1) * self.clients) for g in range(self.n_groups)]
-        self.has_no_edge: list[bool] = np.any(costs >= NO_EDGE, axis=1).tolist()
 
     def run(self) -> np.ndarray:
         for task in range(self.tasks):
