@@ -262,7 +262,9 @@ def _lag_rows(ordered: Sequence[ClientState], stateful: Sequence[TaskId]) -> np.
     if shared:
         position = {task: k for k, task in enumerate(first_keys)}
         if all(task in position for task in stateful):
-            rows = np.array([list(state.task_lags.values()) for state in ordered], dtype=np.int64)
+            rows = np.empty((len(ordered), len(first_keys)), dtype=np.int64)
+            for row, state in enumerate(ordered):  # fromiter: no list of Python ints per client
+                rows[row] = np.fromiter(state.task_lags.values(), dtype=np.int64, count=len(first_keys))
             return rows[:, [position[task] for task in stateful]]
     return np.array([[state.lag_for(task) for task in stateful] for state in ordered], dtype=np.int64)
 

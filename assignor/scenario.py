@@ -404,7 +404,8 @@ def _end_offset_sums(
     stateful: Sequence[TaskId], reported: Mapping[ProcessId, Mapping[TaskId, int]]
 ) -> dict[TaskId, int]:
     """A client with no state for a task lags by the whole changelog, so the largest non-negative lag
-    reported for a task is its end-offset sum (0 when nobody reports one: empty changelogs)."""
+    reported for a task is its end-offset sum (0 when nobody reports one: empty changelogs). Keyed by
+    exactly ``stateful``, in its order."""
     sums = dict.fromkeys(stateful, 0)
     for lags in reported.values():
         for task, lag in lags.items():
@@ -414,20 +415,24 @@ def _end_offset_sums(
 
 
 def _client_lags(
-    stateful: Sequence[TaskId],
     reported: Mapping[TaskId, int],
     prev_active: frozenset[TaskId],
     end_offset_sums: Mapping[TaskId, int],
     lags_computed: bool,
 ) -> dict[TaskId, int]:
-    lags = {}
-    for task in stateful:
-        value = reported.get(task)
-        if value is None:
-            value = LATEST_OFFSET if task in prev_active else end_offset_sums[task]
-        if not lags_computed and value != LATEST_OFFSET:
-            value = UNKNOWN_OFFSET  # no end offsets: only running actives know where they stand
-        lags[task] = value
+    """Every task of ``end_offset_sums`` (the stateful ones, in their order): the lag reported, else -2 for
+    a previous active, else the whole changelog."""
+    # Most lags are the whole changelog: copying the sums and overwriting the few a client knows better
+    # does in C what a loop over clients x tasks (900,000 at 300 x 3,000) would do in Python.
+    lags = dict(end_offset_sums)
+    for task in prev_active:
+        if task in lags:
+            lags[task] = LATEST_OFFSET
+    for task, value in reported.items():
+        if task in lags:
+            lags[task] = value
+    if not lags_computed:  # no end offsets: only running actives know where they stand
+        return {task: LATEST_OFFSET if v == LATEST_OFFSET else UNKNOWN_OFFSET for task, v in lags.items()}
     return lags
 
 
@@ -448,11 +453,10 @@ class _ClientInput:
     def sorted_consumers(self) -> tuple[ConsumerHistory, ...]:
         return tuple(sorted(self.consumers, key=lambda c: c.consumer_id))
 
-    def streams_state(
-        self, stateful: Sequence[TaskId], end_offset_sums: Mapping[TaskId, int], lags_computed: bool
-    ) -> KafkaStreamsState:
+    def streams_state(self, end_offset_sums: Mapping[TaskId, int], lags_computed: bool) -> KafkaStreamsState:
+        """``end_offset_sums``: every stateful task, in TaskId order."""
         consumers = self.sorted_consumers()
-        lags = _client_lags(stateful, self.reported_lags, self.prev_active, end_offset_sums, lags_computed)
+        lags = _client_lags(self.reported_lags, self.prev_active, end_offset_sums, lags_computed)
         return KafkaStreamsState(
             process_id=self.process_id,
             num_processing_threads=len(consumers),
@@ -573,7 +577,7 @@ def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -
     clients = _ClientsLoader(loader, known, frozenset(stateful)).clients(obj.get("clients"), configs)
 
     end_sums = _end_offset_sums(stateful, {c.process_id: c.reported_lags for c in clients})
-    states = [client.streams_state(stateful, end_sums, lags_computed) for client in clients]
+    states = [client.streams_state(end_sums, lags_computed) for client in clients]
     consumer_map = {client.process_id: client.sorted_consumers() for client in clients}
     state = ApplicationState.of(task_infos, states, configs, now_ms)
     return Scenario(

@@ -9,8 +9,15 @@ For each assignor: the first assignment, then a second one fed with the first (r
 lag -2, standbys a small lag), which exercises the stickiness and movement paths. Time is the best of a
 few runs of ``assign`` on a loaded state; peak memory is traced in a separate run (tracing slows Python).
 
-Writes ``benchmarks/results/bench_assignors.json``. Run: ``make bench`` or
-``python -m benchmarks.bench_assignors [--repeat N] [--only SHAPE]``.
+Plus whole plans at 300 clients x 3,000 tasks (issue 25; ``--part rack_plans``): every built-in assignor
+x rack strategy, through ``planner.plan_scenario`` (load, assign, validation, distribution, metrics), on 10
+stateful subtopologies x 300 partitions, 1 standby, 2 threads per client, clients round-robin on 3 racks,
+every partition's replicas on 1 or on 2 random racks, without or with a previous assignment and lags.
+Time is CPU time (``time.process_time``: on a shared machine the wall clock mostly measures the
+scheduler), median of ``--repeat`` warm plans after a first one.
+
+Writes ``benchmarks/results/bench_assignors.json`` (its ``rack_plans`` key for the whole plans). Run:
+``make bench`` or ``python -m benchmarks.bench_assignors [--repeat N] [--only SHAPE] [--part PART]``.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import argparse
 import json
 import platform
 import random
+import statistics
 import sys
 import time
 import tracemalloc
@@ -28,6 +36,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 from fleet_assignor.assignor.high_availability import HighAvailabilityTaskAssignor  # noqa: E402
+from fleet_assignor.assignor.planner import plan_scenario  # noqa: E402
 from fleet_assignor.assignor.scenario import load_scenario  # noqa: E402
 from fleet_assignor.assignor.sticky import StickyTaskAssignor  # noqa: E402
 
@@ -184,13 +193,108 @@ def run(repeat: int, only: str | None) -> list[dict[str, Any]]:
     return rows
 
 
+# --- whole plans at 300 clients x 3,000 tasks with racks (issue 25) ---------------------------------------
+
+RACK_PLAN_ASSIGNORS = ("high_availability", "sticky", "fallback_prior", "streams_sticky")
+RACK_PLAN_STRATEGIES = ("none", "min_traffic", "balance_subtopology")
+RACK_PLAN_RACKS = ("rack-0", "rack-1", "rack-2")
+# name: (racks per partition's replicas, seed of the previous assignment or None for a first one)
+RACK_PLAN_SHAPES: dict[str, tuple[int, int | None]] = {
+    "3000_tasks_x_300_clients_replicas_on_1_rack": (1, None),
+    "3000_tasks_x_300_clients_replicas_on_2_racks": (2, None),
+    "3000_tasks_x_300_clients_replicas_on_1_rack_with_history": (1, 25),
+    "3000_tasks_x_300_clients_replicas_on_2_racks_with_history": (2, 26),
+}
+RACK_PLAN_TARGET_MS = 500.0
+
+
+def rack_plan_scenario(shape: str, strategy: str) -> dict[str, Any]:
+    """One of the ``RACK_PLAN_SHAPES`` with the given rack strategy (costs: the assignor's defaults)."""
+    replica_racks, history_seed = RACK_PLAN_SHAPES[shape]
+    scenario = _shape(
+        shape,
+        subtopologies=[(300, True)] * 10,
+        clients=300,
+        threads=2,
+        standbys=1,
+        history_seed=history_seed,
+    )
+    rng = random.Random(1000 * replica_racks + (history_seed or 0))
+    for task in scenario["tasks"]:
+        for partition in task["partitions"]:
+            partition["racks"] = sorted(rng.sample(RACK_PLAN_RACKS, replica_racks))
+    for i, client in enumerate(scenario["clients"]):
+        client["rack"] = RACK_PLAN_RACKS[i % len(RACK_PLAN_RACKS)]
+        client["lags"] = {t: lag for t, lag in client["lags"].items() if lag != END_OFFSET}
+    _report_whole_changelogs(scenario["clients"], [t["id"] for t in scenario["tasks"]], rng)
+    scenario["configs"] = {**scenario["configs"], "rack_aware_assignment_strategy": strategy}
+    return scenario
+
+
+def _report_whole_changelogs(clients: list[dict[str, Any]], task_ids: list[str], rng: random.Random) -> None:
+    """Clients report lags only for the tasks they keep state for (as Kafka's clients do): one random client
+    per task holds a stale copy a whole changelog behind, so every client without the task's state still
+    lags by ``END_OFFSET`` (a missing lag is the task's whole changelog: the largest one reported)."""
+    for task in task_ids:
+        lags = clients[rng.randrange(len(clients))]["lags"]
+        lags.setdefault(task, END_OFFSET)
+
+
+def _plan_cpu_ms(scenario: dict[str, Any], assignor: str, repeat: int) -> tuple[float, float]:
+    """CPU ms of the first plan and the median of ``repeat`` warm ones."""
+    started = time.process_time()
+    plan_scenario(scenario, assignor=assignor, now_ms=0)
+    first = (time.process_time() - started) * 1000.0
+    warm = []
+    for _ in range(repeat):
+        started = time.process_time()
+        plan_scenario(scenario, assignor=assignor, now_ms=0)
+        warm.append((time.process_time() - started) * 1000.0)
+    return first, statistics.median(warm)
+
+
+def run_rack_plans(repeat: int, only: str | None) -> list[dict[str, Any]]:
+    rows = []
+    for shape in RACK_PLAN_SHAPES:
+        if only and only not in shape:
+            continue
+        for strategy in RACK_PLAN_STRATEGIES:
+            scenario = rack_plan_scenario(shape, strategy)
+            for assignor in RACK_PLAN_ASSIGNORS:
+                first_ms, median_ms = _plan_cpu_ms(scenario, assignor, repeat)
+                row = {
+                    "shape": shape,
+                    "assignor": assignor,
+                    "strategy": strategy,
+                    "tasks": len(scenario["tasks"]),
+                    "clients": len(scenario["clients"]),
+                    "first_cpu_ms": round(first_ms, 1),
+                    "warm_median_cpu_ms": round(median_ms, 1),
+                    "within_target": median_ms <= RACK_PLAN_TARGET_MS,
+                }
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best counts")
     parser.add_argument("--only", help="run only shapes whose name contains this")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--part",
+        choices=("all", "assign", "rack_plans"),
+        default="all",
+        help="assign: the assignors' assign() shapes; rack_plans: the whole plans with racks (issue 25); "
+        "a part not run keeps its results from the existing JSON",
+    )
     args = parser.parse_args(argv)
-    rows = run(args.repeat, args.only)
+    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    rows = run(args.repeat, args.only) if args.part != "rack_plans" else previous.get("results", [])
+    rack_rows = (
+        run_rack_plans(args.repeat, args.only) if args.part != "assign" else previous.get("rack_plans", [])
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report = {
         "benchmark": "bench_assignors",
@@ -198,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": platform.machine(),
         "repeat": args.repeat,
         "results": rows,
+        "rack_plans": rack_rows,
+        "rack_plans_target_ms": RACK_PLAN_TARGET_MS,
     }
     args.out.write_text(json.dumps(report, indent=1) + "\n")
     return 0

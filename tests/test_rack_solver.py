@@ -11,7 +11,13 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from fleet_assignor.assignor.rack.graph import ceil_share
-from fleet_assignor.assignor.rack.solver import PlacementProblem, solve_placement
+from fleet_assignor.assignor.rack.solver import (
+    PlacementProblem,
+    _Solver,
+    input_is_the_optimum,
+    solve_placement,
+    tie_broken_costs,
+)
 
 
 def _random_problem(rng: np.random.Generator, tasks: int, clients: int, groups: int, exclude: float):
@@ -119,3 +125,31 @@ def test_same_input_same_placement():
     rng = np.random.default_rng(11)
     problem = _random_problem(rng, 60, 6, 3, exclude=0.1)
     assert solve_placement(problem).tolist() == solve_placement(problem).tolist()
+
+
+def _full_solve(problem: PlacementProblem) -> np.ndarray:
+    """The successive-shortest-path solve itself, without the input-is-optimal shortcut."""
+    return _Solver(tie_broken_costs(problem.costs, problem.allowed, problem.current), problem).run()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_input_is_declared_optimal_only_when_the_full_solve_keeps_it(seed):
+    """`input_is_the_optimum` lets solve_placement return the input; the full solve must agree every time
+    it says so, on random inputs and on inputs that are an optimum already (the solve's own output)."""
+    rng = np.random.default_rng(seed)
+    declared = 0
+    for _ in range(150):
+        tasks, clients = int(rng.integers(3, 40)), int(rng.integers(3, 9))
+        problem = _random_problem(rng, tasks, clients, int(rng.integers(1, 4)), float(rng.choice([0.0, 0.3])))
+        optimum = _full_solve(problem)
+        again = PlacementProblem(problem.costs, problem.allowed, optimum, problem.client_capacity,
+                                 problem.groups, problem.group_capacity)  # fmt: skip
+        for candidate in (problem, again):
+            if input_is_the_optimum(candidate):
+                declared += 1
+                assert np.array_equal(_full_solve(candidate), candidate.current)
+                assert np.array_equal(solve_placement(candidate), candidate.current)
+        if problem.group_capacity.shape[0] == 1:
+            # One group: an optimum has no cycle of moves that lowers the cost, so it is always declared.
+            assert input_is_the_optimum(again)
+    assert declared >= 50

@@ -14,6 +14,7 @@ from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, Remote
 from fleet_assignor.assignor.rack.enablement import Enablement, legacy_enablement
 from fleet_assignor.assignor.rack.graph import current_holders, legacy_subtopology_of
 from fleet_assignor.assignor.rack.placement import optimize_placement
+from fleet_assignor.assignor.rack.swaps import SwapBounds
 from fleet_assignor.assignor.state import ApplicationState
 from fleet_assignor.assignor.task_id import TaskId
 
@@ -117,12 +118,23 @@ class RackAwareTaskAssignor:
         self.last_standby_cost_before = self.standby_cost(clients, traffic_cost)
         costs = RackCosts(traffic_cost, non_overlap_cost)
         client_ids = sorted(clients)
+        # Kafka's loop over every pair; the pairs SwapBounds rules out would keep their standbys (swaps.py).
+        bounds = SwapBounds(
+            [clients[c].rack_id for c in client_ids],
+            lambda i: clients[client_ids[i]].standby_set(),
+            self._changelog,
+            traffic_cost,
+            non_overlap_cost,
+        )
         moved, rounds = True, 0
         while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
             moved, rounds = False, rounds + 1
             for i, first in enumerate(client_ids):
-                for second in client_ids[i + 1 :]:
-                    moved |= self._optimize_pair(clients, first, second, costs, move_predicate)
+                for j in bounds.partners(i):
+                    if self._optimize_pair(clients, first, client_ids[j], costs, move_predicate):
+                        moved = True
+                        bounds.refresh(i)
+                        bounds.refresh(j)
         return self.standby_cost(clients, traffic_cost)
 
     def _optimize_pair(

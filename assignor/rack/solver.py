@@ -25,7 +25,9 @@ final placement is an exact optimum (see benchmarks/bench_rack.py for the times)
 Among heap entries of equal label the sink comes first, then client nodes, then (group, client) nodes of
 clients with room left, then the others: reduced costs are 0 on many edges, and without this preference
 Dijkstra settled most of the zero plateau before the sink (3,000 x 100 with 10 subtopologies: 34 s before,
-under 1 s after). Start entries are sorted by numpy and fed lazily beside the heap.
+under 1 s after). Entries come in runs (the start entries, each relaxed node's targets) of which only the
+head is on the heap; a run finds its next entry by a minimum over its array, and is sorted only when asked
+for many.
 
 Measured here (2 shared cores under load), round-robin start, 3 racks, tc 10 / nc 1: 1,000 x 50 in
 0.1-0.3 s and 10,000 x 200 in 2.5-6.5 s, both strategies (benchmarks/bench_rack.py), against Kafka's
@@ -40,7 +42,9 @@ those, the result is a deterministic function of the inputs (fixed insertion ord
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -98,13 +102,16 @@ class _Rows:
     def __init__(self, costs: np.ndarray, clients: int) -> None:
         self._costs = costs
         self._clients = clients
+        self.has_no_edge: list[bool] = np.any(costs >= NO_EDGE, axis=1).tolist()
         self.members: dict[tuple[int, int], list[int]] = {}
         self.best: dict[tuple[int, int], np.ndarray] = {}
         self.best_task: dict[tuple[int, int], np.ndarray] = {}
 
     def _deltas(self, task: int, client: int) -> np.ndarray:
         row = self._costs[task]
-        deltas = np.where(row >= NO_EDGE, NO_EDGE, row - row[client])
+        deltas = row - row[client]
+        if self.has_no_edge[task]:
+            deltas = np.where(row >= NO_EDGE, NO_EDGE, deltas)
         deltas[client] = NO_EDGE
         return deltas
 
@@ -119,8 +126,8 @@ class _Rows:
             return
         members.append(task)
         better = deltas < self.best[key]
-        self.best[key] = np.where(better, deltas, self.best[key])
-        self.best_task[key] = np.where(better, task, self.best_task[key])
+        np.copyto(self.best[key], deltas, where=better)  # the row arrays are this object's own
+        np.copyto(self.best_task[key], task, where=better)
 
     def remove(self, group: int, client: int, task: int) -> None:
         key = (group, client)
@@ -150,7 +157,90 @@ def solve_placement(problem: PlacementProblem) -> np.ndarray:
         )
     if clients == 2 and problem.group_capacity.shape[0] == 1:
         return _two_clients(costs, int(problem.client_capacity[0]))
+    if input_is_the_optimum(problem):
+        return problem.current.copy()
     return _Solver(costs, problem).run()
+
+
+# A cost above any path of real moves: "no move from a to b".
+_NO_MOVE = np.int64(1) << np.int64(60)
+# Bellman-Ford rounds tried before the certificate is given up (the solve then runs as before).
+_CERTIFICATE_ROUNDS = 64
+
+
+def input_is_the_optimum(problem: PlacementProblem) -> bool:
+    """True only when the input placement is the unique minimum of the tie-broken costs, so the exact solve
+    would return it unchanged. The input must be complete, allowed and within every cap. Another placement
+    with the same client counts differs from it by cycles of moves between clients; moving task t from a to
+    b adds ``(T + 1) x (cost(t, b) - cost(t, a)) + 1`` to the tie-broken total, so with no cycle of negative
+    cost (in plain costs) every cycle adds at least its number of moves: the input is strictly best. The
+    cycles are looked for on the client graph whose edge a -> b costs the cheapest such move of a task on
+    a: node potentials that no edge undercuts (Bellman-Ford from a virtual source converged) prove there is
+    none; not converging within a few rounds proves nothing and the caller solves."""
+    current = problem.current
+    tasks, clients = problem.costs.shape
+    rows = np.arange(tasks)
+    if (current < 0).any() or not problem.allowed[rows, current].all():
+        return False
+    if not np.array_equal(np.bincount(current, minlength=clients), problem.client_capacity):
+        return False
+    group_load = np.zeros_like(problem.group_capacity)
+    np.add.at(group_load, (problem.groups, current), 1)
+    if (group_load > problem.group_capacity).any():
+        return False
+    if _swap_among_first_clients_pays(problem, rows):
+        return False  # proven cheaper elsewhere: skip building the whole graph
+    return not _has_negative_cycle(_move_graph(problem, rows))
+
+
+# Clients whose tasks are tried first for a cost-lowering swap between two of them (a cheap "no").
+_FIRST_CLIENTS = 32
+
+
+def _swap_among_first_clients_pays(problem: PlacementProblem, rows: np.ndarray) -> bool:
+    """A swap between two of the first _FIRST_CLIENTS clients lowers the cost: a negative cycle exists. An
+    input far from optimal usually has one there, found at a fraction of the cost of the whole graph."""
+    first = np.flatnonzero(problem.current < _FIRST_CLIENTS)
+    if not len(first):
+        return False
+    sub = PlacementProblem(
+        problem.costs[first][:, :_FIRST_CLIENTS],
+        problem.allowed[first][:, :_FIRST_CLIENTS],
+        problem.current[first],
+        problem.client_capacity[:_FIRST_CLIENTS],
+        problem.groups[first],
+        problem.group_capacity[:, :_FIRST_CLIENTS],
+    )
+    graph = _move_graph(sub, rows[: len(first)])
+    return bool((graph + graph.T < 0).any())
+
+
+def _move_graph(problem: PlacementProblem, rows: np.ndarray) -> np.ndarray:
+    """``graph[a, b]``: the least cost change of moving one task of client a to client b (0 on the
+    diagonal, _NO_MOVE where no task of a may go to b)."""
+    current = problem.current
+    costs = problem.costs.astype(np.int64)
+    deltas = np.where(problem.allowed, costs - costs[rows, current][:, None], _NO_MOVE)
+    order = np.argsort(current, kind="stable")
+    held = current[order]
+    firsts = np.flatnonzero(np.r_[True, held[1:] != held[:-1]])
+    graph = np.full((costs.shape[1], costs.shape[1]), _NO_MOVE, dtype=np.int64)
+    graph[held[firsts]] = np.minimum(np.minimum.reduceat(deltas[order], firsts, axis=0), _NO_MOVE)
+    np.fill_diagonal(graph, 0)
+    return graph
+
+
+def _has_negative_cycle(graph: np.ndarray) -> bool:
+    """False only when proven: potentials no edge undercuts are found within _CERTIFICATE_ROUNDS rounds."""
+    if (graph + graph.T < 0).any():
+        return True  # a swap between two clients already lowers the cost
+    potential = np.zeros(graph.shape[0], dtype=np.int64)
+    for _ in range(_CERTIFICATE_ROUNDS):
+        relaxed = np.minimum(potential, (potential[:, None] + graph).min(axis=0))
+        if np.array_equal(relaxed, potential):
+            return False
+        potential = relaxed
+    return True
 
 
 def _two_clients(costs: np.ndarray, first_count: int) -> np.ndarray:
@@ -168,6 +258,67 @@ def _two_clients(costs: np.ndarray, first_count: int) -> np.ndarray:
     order = np.argsort(costs[free, 0] - costs[free, 1], kind="stable")
     placement[free[order[:wanted]]] = 0
     return placement
+
+
+# A run's entries taken one at a time before the rest is sorted at once.
+_LAZY_TAKES = 8
+
+
+class _Run:
+    """Entries (label, rank, node), nodes ascending, handed out smallest first. Most runs give one or two
+    before the insertion ends, so the next is found by a minimum over the array; a run asked for more is
+    sorted once and handed out from the sorted list."""
+
+    __slots__ = ("labels", "nodes", "number", "ranks", "rest", "taken")
+
+    def __init__(self, labels: np.ndarray, ranks: np.ndarray, nodes: np.ndarray, number: int) -> None:
+        self.labels, self.ranks, self.nodes, self.number = labels, ranks, nodes, number
+        self.taken = 0
+        self.rest: list[tuple[int, int, int, int]] | None = None
+
+    def take(self) -> tuple[int, int, int, int] | None:
+        if self.rest is not None:
+            return self.rest.pop() if self.rest else None
+        if self.taken == _LAZY_TAKES:
+            self._sort_rest()
+            return self.take()
+        labels, ranks = self.labels, self.ranks
+        index = int(labels.argmin())  # the first of the lowest labels: the lowest node among them
+        low, rank = int(labels[index]), int(ranks[index])
+        if low >= NO_EDGE:
+            return None
+        if rank > 2:  # a node of rank 2 with the same label comes first (ranks here are 2 or 3)
+            ties = ((labels == low) & (ranks < rank)).nonzero()[0]
+            if len(ties):
+                index = int(ties[0])
+                rank = int(ranks[index])
+        labels[index] = NO_EDGE  # taken
+        self.taken += 1
+        return low, rank, int(self.nodes[index]), self.number
+
+    def _sort_rest(self) -> None:
+        left = np.flatnonzero(self.labels < NO_EDGE)
+        labels, ranks, nodes = self.labels[left], self.ranks[left], self.nodes[left]
+        order = np.lexsort((nodes, ranks, labels))
+        rest = list(zip(labels[order].tolist(), ranks[order].tolist(), nodes[order].tolist(),
+                        itertools.repeat(self.number), strict=False))  # fmt: skip
+        rest.reverse()  # pop() from the end gives the smallest
+        self.rest = rest
+
+
+def _push_run(
+    heap: list[tuple[int, int, int, int]],
+    runs: list[_Run],
+    labels: np.ndarray,
+    ranks: np.ndarray,
+    nodes: np.ndarray,
+) -> None:
+    """A new run of the entries (``labels``: a copy the run may overwrite); its smallest goes on the heap."""
+    if not len(nodes):
+        return
+    run = _Run(labels, ranks, nodes, len(runs))
+    runs.append(run)
+    heapq.heappush(heap, cast(tuple[int, int, int, int], run.take()))
 
 
 class _Solver:
@@ -188,11 +339,15 @@ class _Solver:
         self.parent = np.full(self.sink + 1, -1, dtype=np.int64)
         self.settled = np.zeros(self.sink + 1, dtype=bool)
         self.touched: list[int] = []
+        self.start_block = slice(0, 0)
+        self.ranks: dict[int, np.ndarray] = {}  # per group, this insertion's
         self.groups_on: list[set[int]] = [set() for _ in range(self.clients)]
         self.group_load = np.zeros((self.n_groups, self.clients), dtype=np.int64)
         self.load = np.zeros(self.clients, dtype=np.int64)
         self.placement = np.full(self.tasks, -1, dtype=np.int64)
         self.rows = _Rows(costs, self.clients)
+        self.has_no_edge = self.rows.has_no_edge
+        self.block_nodes = [np.arange(g * self.clients, (g + 1) * self.clients) for g in range(self.n_groups)]
 
     def run(self) -> np.ndarray:
         for task in range(self.tasks):
@@ -210,27 +365,33 @@ class _Solver:
         group = int(self.groups[task])
         base = group * clients
         start = self.costs[task]
-        labels = np.where(start >= NO_EDGE, NO_EDGE, start - pot[base : base + clients] - self.offset)
+        labels = start - pot[base : base + clients] - self.offset
+        if self.has_no_edge[task]:
+            labels = np.where(start >= NO_EDGE, NO_EDGE, labels)
         dist[base : base + clients] = labels
-        touched = self.touched
-        touched.extend(range(base, base + clients))
+        self.start_block = slice(base, base + clients)  # reset as a whole; other nodes written: touched
         # Ties among (group, client) nodes go to clients with room left: their path to the sink is short.
         self.client_room = self.load < self.client_cap
+        self.ranks.clear()
         rank = self._rank(group)
-        # The start entries, sorted once by numpy, are fed lazily beside the heap: most insertions settle
-        # only a few nodes, so building a heap of all C start entries would dominate.
-        starts = np.flatnonzero(labels < _HALF)
-        order = np.lexsort((starts, rank[starts], labels[starts]))
-        pending = list(zip(labels[starts][order].tolist(), rank[starts][order].tolist(),
-                           (base + starts[order]).tolist(), strict=False))  # fmt: skip
-        pending.reverse()  # pop() from the end gives the smallest
-        heap: list[tuple[int, int, int]] = []
+        # Entries come in sorted runs (the start entries, each group node's relaxed clients) merged through
+        # the heap, which holds only each run's head: most insertions settle a few nodes, so pushing every
+        # entry of a run (up to C each) would dominate. Entries are distinct (label, rank, node) triples (a
+        # node is pushed again only with a lower label), so the pop order is the one of a heap of them all.
+        starts = (labels < _HALF).nonzero()[0]  # 1-d: nonzero()[0] skips flatnonzero's wrapper
+        heap: list[tuple[int, int, int, int]] = []
+        runs: list[_Run] = []
+        if len(starts) == clients:  # every client: the run takes the arrays whole (it only writes labels)
+            _push_run(heap, runs, labels, rank, self.block_nodes[group])
+        else:
+            _push_run(heap, runs, labels[starts], rank[starts], base + starts)
         done: list[int] = []
-        while heap or pending:
-            if pending and (not heap or pending[-1] < heap[0]):
-                label, _, node = pending.pop()
-            else:
-                label, _, node = heapq.heappop(heap)
+        while heap:
+            label, _, node, run = heapq.heappop(heap)
+            if run >= 0:
+                following = runs[run].take()
+                if following is not None:
+                    heapq.heappush(heap, following)
             if settled[node] or label != dist[node]:
                 continue
             settled[node] = True
@@ -238,7 +399,7 @@ class _Solver:
             if node == self.sink:
                 break
             if node < self.s_base:
-                self._relax_group_node(node, label, dist, parent, settled, heap)
+                self._relax_group_node(node, label, dist, parent, settled, heap, runs)
             else:
                 self._relax_client_node(node, label, dist, parent, settled, heap)
         if not settled[self.sink]:
@@ -252,6 +413,8 @@ class _Solver:
         self._reset(done)
 
     def _reset(self, done: list[int]) -> None:
+        self.dist[self.start_block] = NO_EDGE
+        self.parent[self.start_block] = -1
         touched = np.asarray(self.touched, dtype=np.int64)
         self.dist[touched] = NO_EDGE
         self.parent[touched] = -1
@@ -260,10 +423,14 @@ class _Solver:
 
     def _rank(self, group: int) -> np.ndarray:
         """Heap rank of group's nodes per client: 2 where the task could stay (room in the group's cap and
-        the client's count), else 3."""
-        return np.where(self.client_room & (self.group_load[group] < self.group_cap[group]), 2, 3)
+        the client's count), else 3. Loads change only between insertions: computed once per insertion."""
+        rank = self.ranks.get(group)
+        if rank is None:
+            rank = np.where(self.client_room & (self.group_load[group] < self.group_cap[group]), 2, 3)
+            self.ranks[group] = rank
+        return rank
 
-    def _relax_group_node(self, node, label, dist, parent, settled, heap) -> None:
+    def _relax_group_node(self, node, label, dist, parent, settled, heap, runs) -> None:
         clients = self.clients
         group, client = divmod(node, clients)
         base = group * clients
@@ -274,15 +441,14 @@ class _Solver:
             # A settled node's label never exceeds a new candidate (reduced costs are >= 0), and "no edge"
             # rows stay above _HALF: one comparison against min(label, _HALF) covers both.
             cand = best + (label + int(pot[node])) - pot[block]
-            improved = np.flatnonzero(cand < np.minimum(dist[block], _HALF))
-            self.touched.extend((base + improved).tolist())
-            rank = self._rank(group)
-            for other in improved.tolist():
-                target = base + other
-                value = int(cand[other])
-                dist[target] = value
-                parent[target] = node
-                heapq.heappush(heap, (value, int(rank[other]), target))
+            improved = (cand < np.minimum(dist[block], _HALF)).nonzero()[0]
+            targets = base + improved
+            if base != self.start_block.start:
+                self.touched.extend(targets.tolist())
+            values = cand[improved]
+            dist[targets] = values
+            parent[targets] = node
+            _push_run(heap, runs, values, self._rank(group)[improved], targets)
         if self.group_load[group, client] < self.group_cap[group, client]:
             target = self.s_base + client
             value = label + int(pot[node] - pot[target])
@@ -290,7 +456,7 @@ class _Solver:
                 dist[target] = value
                 parent[target] = node
                 self.touched.append(target)
-                heapq.heappush(heap, (value, 1, target))
+                heapq.heappush(heap, (value, 1, target, -1))
 
     def _relax_client_node(self, node, label, dist, parent, settled, heap) -> None:
         client = node - self.s_base
@@ -301,7 +467,7 @@ class _Solver:
                 dist[self.sink] = value
                 parent[self.sink] = node
                 self.touched.append(self.sink)
-                heapq.heappush(heap, (value, 0, self.sink))
+                heapq.heappush(heap, (value, 0, self.sink, -1))
         for group in sorted(self.groups_on[client]):
             target = group * self.clients + client
             value = label + int(pot[node] - pot[target])
@@ -309,7 +475,7 @@ class _Solver:
                 dist[target] = value
                 parent[target] = node
                 self.touched.append(target)
-                heapq.heappush(heap, (value, 3, target))  # a task must leave again: not a short way out
+                heapq.heappush(heap, (value, 3, target, -1))  # a task must leave again: not a short way out
 
     def _augment(self, task: int, parent: np.ndarray) -> None:
         """Walk the path back from the sink; collect the task moves first (their choice was made on the rows

@@ -8,7 +8,7 @@ the task's standby; the standby move predicate sees the real destination.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -21,6 +21,7 @@ from fleet_assignor.assignor.assignment import (
     AssignedTaskType,
     KafkaStreamsAssignment,
 )
+from fleet_assignor.assignor.configs import RackAwareStrategy
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
 from fleet_assignor.assignor.rack.enablement import Enablement, OptimizedTaskType, utils_enablement
@@ -28,6 +29,7 @@ from fleet_assignor.assignor.rack.graph import current_holders, subtopology_of
 from fleet_assignor.assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
 from fleet_assignor.assignor.rack.placement import optimize_placement
 from fleet_assignor.assignor.rack.solver import PlacementProblem, solve_placement
+from fleet_assignor.assignor.rack.swaps import SwapBounds
 from fleet_assignor.assignor.state import ApplicationState
 from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams, standby_move_predicate
 from fleet_assignor.assignor.task_id import TaskId
@@ -303,11 +305,11 @@ def _standby_problem(
     current_arr = np.asarray(replicas.current, dtype=np.int64)
     held = np.zeros((len(rows), len(client_ids)), dtype=bool)
     allowed = np.ones_like(held)
+    # Each client's actives, looked up per row: rows x clients role lookups cost more than the solve.
+    active_on = _active_columns(assignments, client_ids, column, set(rows))
     for row, task in enumerate(rows):
         held[row, sorted(holders[task])] = True
-        for process_id in client_ids:
-            if assignments[process_id].role_of(task) is ACTIVE:
-                allowed[row, column[process_id]] = False
+        allowed[row, active_on.get(task, [])] = False
     remote_matrix = remote.matrix(rows, [state.clients[c].rack_id for c in client_ids])
     cost_matrix = remote_matrix * np.int64(costs.traffic) + np.where(held, 0, np.int64(costs.non_overlap))
     counts = np.bincount(current_arr, minlength=len(client_ids)).astype(np.int64)
@@ -315,6 +317,18 @@ def _standby_problem(
     caps[0] = counts
     groups = np.asarray(replicas.groups, dtype=np.int64)
     return PlacementProblem(cost_matrix, allowed, current_arr, counts, groups, caps)
+
+
+def _active_columns(
+    assignments, client_ids: list[ProcessId], column: Mapping[ProcessId, int], tasks: set[TaskId]
+) -> dict[TaskId, list[int]]:
+    """Per task of ``tasks``, the columns of the clients running it as active."""
+    columns: dict[TaskId, list[int]] = {}
+    for process_id in client_ids:
+        for task in assignments[process_id].active_tasks():
+            if task in tasks:
+                columns.setdefault(task, []).append(column[process_id])
+    return columns
 
 
 def _move_standbys(
@@ -336,14 +350,34 @@ def _swap_standbys_pairwise(state, assignments, optimized: set[TaskId], remote: 
     predicate = standby_move_predicate(state)
     strategy = state.assignment_configs().rack_aware_assignment_strategy
     client_ids = sorted(state.clients)
+    bounds = SwapBounds(
+        [state.clients[c].rack_id for c in client_ids],
+        lambda i: [t for t in assignments[client_ids[i]].standby_tasks() if t in optimized],
+        remote,
+        costs.traffic,
+        costs.non_overlap,
+    )
     moved, rounds = True, 0
     while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
         moved, rounds = False, rounds + 1
         for i, first in enumerate(client_ids):
-            for second in client_ids[i + 1 :]:
-                moved |= _swap_pair(
-                    state, assignments, first, second, optimized, predicate, strategy, remote, costs
-                )
+            for j in _pairs_to_solve(bounds, strategy, i, len(client_ids)):
+                if _swap_pair(
+                    state, assignments, first, client_ids[j], optimized, predicate, strategy, remote, costs
+                ):
+                    moved = True
+                    bounds.refresh(i)
+                    bounds.refresh(j)
+
+
+def _pairs_to_solve(
+    bounds: SwapBounds, strategy: RackAwareStrategy, first: int, clients: int
+) -> Iterable[int]:
+    """min_traffic: only the pairs SwapBounds cannot rule out (the others keep their standbys, swaps.py).
+    balance_subtopology: every pair, as Kafka: its caps may move standbys that no swap makes cheaper."""
+    if strategy is RackAwareStrategy.MIN_TRAFFIC:
+        return bounds.partners(first)
+    return range(first + 1, clients)
 
 
 def _standby_pairs(assignments, tasks: set[TaskId]) -> set[tuple[ProcessId, TaskId]]:

@@ -1,0 +1,172 @@
+"""The pairs `SwapBounds` rules out would not have moved anything: the pairwise standby swaps give the same
+standbys, pair by pair, as Kafka's loop over every pair, on random inputs (costs zero or not, racks with
+and without the task's replicas, predicates that refuse some moves), on the legacy path and on the KIP-924
+one (with and without client tags)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from fleet_assignor.assignor import ClientState, KafkaStreamsState, TaskInfo
+from fleet_assignor.assignor.assignment import AssignedTask, KafkaStreamsAssignment
+from fleet_assignor.assignor.rack import RackAwareTaskAssignor
+from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
+from fleet_assignor.assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
+from fleet_assignor.assignor.rack.utils import _swap_pair, _swap_standbys_pairwise
+from fleet_assignor.assignor.task_assignment_utils import standby_move_predicate
+from tests.fixtures import pid, rack_app_state, tid, ttp
+
+COSTS = [(10, 1), (1, 10), (0, 0), (1, 0), (0, 1), (3, 2)]
+
+
+def _topology(rng: random.Random, tasks: int, racks: list[str]) -> list[TaskInfo]:
+    infos = []
+    for n in range(tasks):
+        changelogs = [
+            ttp(f"store-{k}-changelog", n, rng.sample(racks, rng.randint(1, len(racks))), source=False,
+                changelog=True)
+            for k in range(rng.randint(1, 3))
+        ]  # fmt: skip
+        source = ttp("in", n, rng.sample(racks, 1), source=True, changelog=False)
+        infos.append(TaskInfo(tid(f"{n % 3}_{n}"), True, frozenset({"s"}), (source, *changelogs)))
+    return infos
+
+
+def _random_case(seed: int):
+    rng = random.Random(seed)
+    racks = [f"rack{r}" for r in range(rng.randint(2, 4))]
+    clients = rng.randint(3, 24)
+    infos = _topology(rng, rng.randint(clients, 4 * clients), racks)
+    app = rack_app_state(
+        infos,
+        [KafkaStreamsState(pid(n + 1), 1, (f"c{n}",), rack_id=rng.choice(racks)) for n in range(clients)],
+        rack_aware_assignment_strategy="min_traffic",
+        num_standby_replicas=2,
+    )
+    states = {p: ClientState.from_kafka_streams_state(s) for p, s in app.clients.items()}
+    order = sorted(states)
+    for info in infos:
+        holders = rng.sample(order, min(len(order), rng.randint(1, 3)))
+        states[holders[0]].assign_active(info.id)
+        for holder in holders[1:]:
+            states[holder].assign_standby(info.id)
+    refused = {(rng.choice(order), rng.choice(infos).id) for _ in range(rng.randint(0, 10))}
+
+    def predicate(source, destination, task, _clients) -> bool:
+        return (destination.process_id, task) not in refused
+
+    return app, states, predicate
+
+
+def _every_pair(rack: RackAwareTaskAssignor, clients, costs: RackCosts, predicate) -> list[tuple]:
+    """Kafka's loop: every pair, every round while anything moved; the pairs that moved, in order."""
+    moved_pairs = []
+    client_ids = sorted(clients)
+    moved, rounds = True, 0
+    while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
+        moved, rounds = False, rounds + 1
+        for i, first in enumerate(client_ids):
+            for second in client_ids[i + 1 :]:
+                if rack._optimize_pair(clients, first, second, costs, predicate):
+                    moved = True
+                    moved_pairs.append((rounds, first, second))
+    return moved_pairs
+
+
+def _standbys(states) -> dict:
+    return {p: sorted(s.standby_tasks) for p, s in states.items()}
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_pairs_ruled_out_leave_the_same_standbys_as_every_pair(seed):
+    app, states, predicate = _random_case(seed)
+    _, expected_states, _ = _random_case(seed)  # the same input again, for the full loop
+    traffic, non_overlap = COSTS[seed % len(COSTS)]
+    costs = RackCosts(traffic, non_overlap)
+    expected_pairs = _every_pair(RackAwareTaskAssignor(app), expected_states, costs, predicate)
+
+    rack = RackAwareTaskAssignor(app)
+    solved: list[tuple] = []
+    original = rack._optimize_pair
+
+    def recording(clients, first, second, costs, move_predicate):
+        moved = original(clients, first, second, costs, move_predicate)
+        if moved:
+            solved.append((first, second))
+        return moved
+
+    rack._optimize_pair = recording  # type: ignore[method-assign]
+    after = rack.optimize_standby_tasks(states, traffic, non_overlap, predicate)
+
+    assert _standbys(states) == _standbys(expected_states)
+    assert solved == [(first, second) for _, first, second in expected_pairs]
+    assert after == RackAwareTaskAssignor(app).standby_cost(expected_states, traffic)
+
+
+def test_random_cases_do_move_standbys():
+    """The comparison above means something only if some cases swap."""
+    moved = 0
+    for seed in range(60):
+        app, states, predicate = _random_case(seed)
+        traffic, non_overlap = COSTS[seed % len(COSTS)]
+        costs = RackCosts(traffic, non_overlap)
+        moved += bool(_every_pair(RackAwareTaskAssignor(app), states, costs, predicate))
+    assert moved >= 20
+
+
+def _kip924_case(seed: int, strategy: str, tags: bool):
+    """An application and random standbys for `rack.utils._swap_standbys_pairwise` (the KIP-924 path)."""
+    rng = random.Random(seed)
+    racks = [f"rack{r}" for r in range(rng.randint(2, 4))]
+    clients = rng.randint(3, 20)
+    infos = _topology(rng, rng.randint(clients, 4 * clients), racks)
+    states = []
+    for n in range(clients):
+        rack = rng.choice(racks)
+        zone = {"zone": rng.choice(["z1", "z2", rack])} if tags else {}
+        states.append(KafkaStreamsState(pid(n + 1), 1, (f"c{n}",), rack_id=rack, client_tags=zone))
+    configs = {"rack_aware_assignment_tags": ("zone",)} if tags else {}
+    app = rack_app_state(
+        infos, states, rack_aware_assignment_strategy=strategy, num_standby_replicas=2, **configs
+    )
+    assignments = {p: KafkaStreamsAssignment(p) for p in app.clients}
+    order = sorted(assignments)
+    for info in infos:
+        holders = rng.sample(order, min(len(order), rng.randint(1, 3)))
+        assignments[holders[0]].assign_task(AssignedTask.active(info.id))
+        for holder in holders[1:]:
+            assignments[holder].assign_task(AssignedTask.standby(info.id))
+    return app, assignments
+
+
+def _kip924_every_pair(app, assignments, costs: RackCosts) -> None:
+    """Kafka's loop over every pair on the KIP-924 path (`_swap_standbys_pairwise` before SwapBounds)."""
+    optimized = {t for a in assignments.values() for t in a.standby_tasks()}
+    remote = RemoteCounts(app.all_tasks(), PartitionScope.CHANGELOG)
+    predicate = standby_move_predicate(app)
+    strategy = app.assignment_configs().rack_aware_assignment_strategy
+    client_ids = sorted(app.clients)
+    moved, rounds = True, 0
+    while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
+        moved, rounds = False, rounds + 1
+        for i, first in enumerate(client_ids):
+            for second in client_ids[i + 1 :]:
+                moved |= _swap_pair(
+                    app, assignments, first, second, optimized, predicate, strategy, remote, costs
+                )
+
+
+@pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
+@pytest.mark.parametrize("seed", range(30))
+def test_the_kip924_pairwise_swaps_leave_the_same_standbys_as_every_pair(seed, strategy):
+    traffic, non_overlap = COSTS[seed % len(COSTS)]
+    costs = RackCosts(traffic, non_overlap)
+    app, assignments = _kip924_case(seed, strategy, tags=seed % 2 == 0)
+    _, expected = _kip924_case(seed, strategy, tags=seed % 2 == 0)
+    _kip924_every_pair(app, expected, costs)
+    optimized = {t for a in assignments.values() for t in a.standby_tasks()}
+    remote = RemoteCounts(app.all_tasks(), PartitionScope.CHANGELOG)
+    _swap_standbys_pairwise(app, assignments, optimized, remote, costs)
+    assert {p: a.tasks() for p, a in assignments.items()} == {p: a.tasks() for p, a in expected.items()}
