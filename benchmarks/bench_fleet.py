@@ -72,6 +72,19 @@ def measure(spark, inputs: Path, size: int, kind: GroupedMapKind, assignor: str 
     }
 
 
+def write_document(path: Path, document: dict) -> None:
+    """``document`` as JSON at ``path``, with when and on what it was measured."""
+    stamped = {
+        **{k: v for k, v in document.items() if k == "benchmark"},
+        "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        **{k: v for k, v in document.items() if k != "benchmark"},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(stamped, indent=2) + "\n")
+    print(f"wrote {path}")
+
+
 def warm_up(spark, kinds: list[GroupedMapKind]) -> None:
     """One small unmeasured run per grouped-map kind: the JVM's JIT, the query planner's caches and the
     Python workers' imports are warm before anything is timed, so baseline and planned runs compare alike."""
@@ -122,20 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     measured = {(r["applications"], r["grouped_map"], r["assignor"]) for r in runs}
     runs = [r for r in earlier if (r["applications"], r["grouped_map"], r["assignor"]) not in measured] + runs
     runs.sort(key=lambda r: (r["applications"], r["grouped_map"], r["assignor"]))
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "fleet planning job, local[2] Spark + Delta",
-                "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-                "method": METHOD,
-                "runs": runs,
-            },
-            indent=2,
-        )
-        + "\n"
+    write_document(
+        RESULTS, {"benchmark": "fleet planning job, local[2] Spark + Delta", "method": METHOD, "runs": runs}
     )
-    print(f"wrote {RESULTS}")
     return 0
 
 

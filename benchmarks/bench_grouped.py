@@ -16,12 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,23 +94,18 @@ def main(argv: list[str] | None = None) -> int:
         row = {"assignor": name, "applications": len(pairs), **summary(times)}
         print(json.dumps(row), flush=True)
         rows.append(row)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "Python CPU per application in the grouped map (jobs.grouped.planned_table)",
-                "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-                "method": f"synthetic fleet (seed 7) shaped by prepare_fleet; per application the best of "
-                f"{REPEAT} CPU times of planned_table([it]) in one process, after one warm pass",
-                "load_average_1min": round(os.getloadavg()[0], 2),
-                "results": rows,
-            },
-            indent=2,
-        )
-        + "\n"
+    from benchmarks.bench_fleet import write_document
+
+    write_document(
+        RESULTS,
+        {
+            "benchmark": "Python CPU per application in the grouped map (jobs.grouped.planned_table)",
+            "method": f"synthetic fleet (seed 7) shaped by prepare_fleet; per application the best of "
+            f"{REPEAT} CPU times of planned_table([it]) in one process, after one warm pass",
+            "load_average_1min": round(os.getloadavg()[0], 2),
+            "results": rows,
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0
 
 
