@@ -33,16 +33,12 @@ class AssignedTask:
     @classmethod
     def active(cls, task: TaskId) -> AssignedTask:
         found = _ACTIVE.get(task)
-        if found is None:
-            found = _ACTIVE.setdefault(task, cls(task, AssignedTaskType.ACTIVE))
-        return found
+        return found if found is not None else _shared(_ACTIVE, cls(task, AssignedTaskType.ACTIVE))
 
     @classmethod
     def standby(cls, task: TaskId) -> AssignedTask:
         found = _STANDBY.get(task)
-        if found is None:
-            found = _STANDBY.setdefault(task, cls(task, AssignedTaskType.STANDBY))
-        return found
+        return found if found is not None else _shared(_STANDBY, cls(task, AssignedTaskType.STANDBY))
 
     @classmethod
     def warmup(cls, task: TaskId) -> AssignedTask:
@@ -53,10 +49,17 @@ ACTIVE = AssignedTaskType.ACTIVE
 STANDBY = AssignedTaskType.STANDBY
 
 # The values are immutable, so one object per task and role serves every assignment: an assignor returns
-# one per task and replica, and building a frozen dataclass costs a microsecond. Keyed by the (interned)
-# task id, so the tables hold each distinct task once.
+# one per task and replica, and building a frozen dataclass costs a microsecond. Equality is by value, so
+# a full table can simply be emptied (a worker planning many applications meets many task ids).
 _ACTIVE: dict[TaskId, AssignedTask] = {}
 _STANDBY: dict[TaskId, AssignedTask] = {}
+_SHARED_MAX = 1 << 16
+
+
+def _shared(table: dict[TaskId, AssignedTask], made: AssignedTask) -> AssignedTask:
+    if len(table) >= _SHARED_MAX:
+        table.clear()
+    return table.setdefault(made.id, made)
 
 
 class KafkaStreamsAssignment:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import threading
+import weakref
 from functools import lru_cache
 
 _NAMED_DELIMITER = "__"
@@ -15,8 +17,11 @@ class TaskIdFormatError(ValueError):
 
 # One object per id: equality is identity and the hash is the object's own, both answered in C. A planning
 # run hashes task ids hundreds of thousands of times per application, and a hash written in Python was a
-# fifth of a plan's time. The table holds each distinct id once (a fleet has a few thousand).
-_INTERNED: dict[tuple[int, int, str | None], TaskId] = {}
+# fifth of a plan's time. The table holds the ids alive now, weakly: a long-lived worker planning many
+# applications with their own topology names does not keep every id it ever saw (`TaskId.parse` keeps the
+# most recent 65,536 alive).
+_INTERNED: weakref.WeakValueDictionary[tuple[int, int, str | None], TaskId] = weakref.WeakValueDictionary()
+_INTERNING = threading.Lock()  # two threads making the same new id must end with one object
 
 
 class TaskId:
@@ -27,7 +32,7 @@ class TaskId:
     the same object.
     """
 
-    __slots__ = ("partition", "sort_key", "subtopology", "topology_name")
+    __slots__ = ("__weakref__", "partition", "sort_key", "subtopology", "topology_name")
 
     subtopology: int
     partition: int
@@ -41,14 +46,18 @@ class TaskId:
         found = _INTERNED.get(key)
         if found is not None:
             return found
-        task = object.__new__(cls)
-        init = object.__setattr__
-        init(task, "subtopology", subtopology)
-        init(task, "partition", partition)
-        init(task, "topology_name", topology_name)
-        init(task, "sort_key", (topology_name is not None, topology_name or "", subtopology, partition))
-        # setdefault: two threads making the same id at once still share one object.
-        return _INTERNED.setdefault(key, task)
+        with _INTERNING:
+            found = _INTERNED.get(key)
+            if found is None:
+                found = object.__new__(cls)
+                init = object.__setattr__
+                init(found, "subtopology", subtopology)
+                init(found, "partition", partition)
+                init(found, "topology_name", topology_name)
+                name = topology_name
+                init(found, "sort_key", (name is not None, name or "", subtopology, partition))
+                _INTERNED[key] = found
+            return found
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"TaskId is immutable: cannot set {name!r}")

@@ -56,3 +56,15 @@ def test_task_assignment_keeps_order_and_last_duplicate_wins_by_process_id():
     ta = TaskAssignment.of([first, other, second])
     assert list(ta) == [first, other, second]
     assert ta.by_process_id()[P1] is second
+
+
+def test_active_and_standby_values_are_shared_and_their_tables_bounded():
+    from fleet_assignor.assignor import assignment
+
+    task = TaskId(3, 1)
+    assert AssignedTask.active(task) is AssignedTask.active(task)
+    assert AssignedTask.standby(task) == AssignedTask(task, assignment.STANDBY)
+    for partition in range(assignment._SHARED_MAX + 5):
+        AssignedTask.standby(TaskId(9, partition))
+    assert len(assignment._STANDBY) <= assignment._SHARED_MAX
+    assert AssignedTask.standby(TaskId(9, 0)) == AssignedTask(TaskId(9, 0), assignment.STANDBY)

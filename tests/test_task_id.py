@@ -80,3 +80,16 @@ def test_equal_ids_are_one_immutable_object():
     assert pickle.loads(pickle.dumps(TaskId(0, 3, "t"))) is TaskId(0, 3, "t")
     with pytest.raises(AttributeError, match="immutable"):
         TaskId(0, 1).partition = 2  # type: ignore[misc]
+
+
+def test_an_id_nothing_uses_any_more_is_not_kept():
+    """The table of ids is weak: a worker that meets many topology names keeps only the ids in use."""
+    import gc
+    import weakref
+
+    gone = weakref.ref(TaskId(7, 7, "used-once"))
+    gc.collect()
+    assert gone() is None
+    kept = TaskId(7, 8, "still-used")
+    gc.collect()
+    assert TaskId(7, 8, "still-used") is kept
