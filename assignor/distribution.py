@@ -203,7 +203,7 @@ def _client_previous_by_lag(
     if client.task_lags is None:
         return {}
     history = client.consumer_previous_stateful_tasks
-    return {c: owned for c in consumers if history.get(c) and (owned := client.prev_tasks_by_lag(c))}
+    return _previous_by_consumer([c for c in consumers if history.get(c)], client.prev_tasks_by_lag)
 
 
 _NO_TASKS = ConsumerTasks()

@@ -199,6 +199,21 @@ def _large_table_put_order(order: JavaHashOrder, rest: list[str]) -> list[str]:
     return sorted(keys, key=buckets.__getitem__)  # stable: a bucket keeps insertion order
 
 
+def _sift_up(heap: list, entry: tuple) -> None:
+    """Java's `offer`: ``entry`` (key, item) appended, then moved up while its key is below its parent's
+    (an equal key stays below, as `compare(x, parent) >= 0` stops the climb)."""
+    k = len(heap)
+    heap.append(entry)
+    while k > 0:
+        parent = (k - 1) >> 1
+        above = heap[parent]
+        if not entry[0] < above[0]:
+            break
+        heap[k] = above
+        k = parent
+    heap[k] = entry
+
+
 class JavaPriorityQueue(Generic[T]):
     """`java.util.PriorityQueue` with a comparator reading a number from each element at insertion.
 
@@ -223,31 +238,10 @@ class JavaPriorityQueue(Generic[T]):
         """`offer` of each item in turn, in one call (queues of thousands of members are built this way)."""
         heap, key_of = self._heap, self._key
         for item in items:
-            entry = (key_of(item), item)
-            k = len(heap)
-            heap.append(entry)
-            while k > 0:  # offer's sift up
-                parent = (k - 1) >> 1
-                above = heap[parent]
-                if not entry[0] < above[0]:
-                    break
-                heap[k] = above
-                k = parent
-            heap[k] = entry
+            _sift_up(heap, (key_of(item), item))
 
     def offer(self, item: T) -> None:
-        heap = self._heap
-        entry = (self._key(item), item)
-        k = len(heap)
-        heap.append(entry)
-        while k > 0:
-            parent = (k - 1) >> 1
-            above = heap[parent]
-            if not entry[0] < above[0]:  # compare(x, parent) >= 0 stops the climb
-                break
-            heap[k] = above
-            k = parent
-        heap[k] = entry
+        _sift_up(self._heap, (self._key(item), item))
 
     def poll(self) -> T | None:
         heap = self._heap
@@ -262,39 +256,11 @@ class JavaPriorityQueue(Generic[T]):
         return self._heap[0][1] if self._heap else None
 
     def requeue_head(self) -> None:
-        """`offer(poll())` on a non-empty queue, the head's key read after the caller changed it: the same
-        two sift steps as Java's, in one call (the assignors' hot loops poll, update and offer back)."""
-        heap = self._heap
-        item = heap[0][1]
-        last = heap.pop()
-        n = len(heap)
-        if n:  # poll's sift down (as `_remove_head`, inlined: this runs once per placed task)
-            key = last[0]
-            k, half = 0, n >> 1
-            while k < half:
-                child = 2 * k + 1
-                smaller = heap[child]
-                right = child + 1
-                if right < n:
-                    other = heap[right]
-                    if smaller[0] > other[0]:
-                        child, smaller = right, other
-                if key <= smaller[0]:
-                    break
-                heap[k] = smaller
-                k = child
-            heap[k] = last
-        entry = (self._key(item), item)
-        heap.append(entry)
-        k = n
-        while k > 0:  # offer's sift up
-            parent = (k - 1) >> 1
-            above = heap[parent]
-            if not entry[0] < above[0]:
-                break
-            heap[k] = above
-            k = parent
-        heap[k] = entry
+        """`offer(poll())` on a non-empty queue, the head's key read after the caller changed it (the
+        assignors' hot loops poll, update and offer back)."""
+        item = self._heap[0][1]
+        self._remove_head()
+        _sift_up(self._heap, (self._key(item), item))
 
     def _remove_head(self) -> None:
         """Java's `poll` without the result: the last element goes to the head and sifts down."""

@@ -147,6 +147,18 @@ class _LoadOrder:
                 return pid
         return None
 
+    def least_loaded_among(
+        self, ids: Sequence[ProcessId], accept: Callable[[ProcessId], bool]
+    ) -> ProcessId | None:
+        """`least_loaded` over a few clients (``ids`` in ProcessId order), by sorting just them."""
+        for pid in ids:
+            if self._position[pid] in self._empty:
+                return pid
+        for pid in sorted(ids, key=lambda pid: self._key(self._position[pid])):
+            if accept(pid):
+                return pid
+        return None
+
     def someone_has_more_capacity_than(self, client: ClientState) -> bool:
         load, negative_capacity, _ = self.key_of(client)
         return self._keys[0][:2] < (load, negative_capacity)
@@ -326,32 +338,19 @@ class _StickyRun:
         within = [pid for pid in self.previous_standby_owners.get(task, ()) if pid not in excluded]
         if not within:
             return None
-        found = self._scan_least_loaded(task, within, check_pairs=True)
-        if found is None:
-            found = self._scan_least_loaded(task, within, check_pairs=False)
-        return found
+        return self._pairing_first(task, lambda accept: self.order.least_loaded_among(within, accept))
 
     def _least_loaded(self, task: TaskId, excluded: Collection[ProcessId]) -> ProcessId:
         """There is a client not ``excluded`` (callers hold at least one candidate), so one is found."""
-        found = self.order.least_loaded(excluded, lambda pid: self.pairs.has_new_pair(task, pid))
-        if found is None:
-            found = self.order.least_loaded(excluded, lambda _: True)
+        found = self._pairing_first(task, lambda accept: self.order.least_loaded(excluded, accept))
         return cast(ProcessId, found)
 
-    def _scan_least_loaded(
-        self, task: TaskId, ids: list[ProcessId], *, check_pairs: bool
+    def _pairing_first(
+        self, task: TaskId, least_loaded: Callable[[Callable[[ProcessId], bool]], ProcessId | None]
     ) -> ProcessId | None:
-        """`_LoadOrder.least_loaded` over a few clients (a task's previous standby owners), by comparing."""
-        best: ProcessId | None = None
-        for pid in ids:
-            client = self.clients[pid]
-            if client.assigned_task_count == 0:
-                return pid
-            if (best is None or client.has_more_available_capacity_than(self.clients[best])) and (
-                not check_pairs or self.pairs.has_new_pair(task, pid)
-            ):
-                best = pid
-        return best
+        """The least-loaded client where ``task`` makes a new task pair, else the least-loaded one."""
+        found = least_loaded(lambda pid: self.pairs.has_new_pair(task, pid))
+        return found if found is not None else least_loaded(lambda _: True)
 
 
 __all__ = ["LegacyRackOptimizer", "LegacyStickyTaskAssignor", "TaskPairs"]
