@@ -299,9 +299,9 @@ def run_job(
         rollout=config.rollout,
     )
     progress = spark.sparkContext.accumulator(0)
-    planned = plan_in_grouped_map(prepared.apps, settings, config.grouped_map, progress).persist(
-        StorageLevel.MEMORY_AND_DISK
-    )
+    planned = plan_in_grouped_map(
+        prepared.apps, settings, config.grouped_map, progress, applications=total
+    ).persist(StorageLevel.MEMORY_AND_DISK)
     writer = Writer.new(run_id)
     try:
         frames = output_frames(planned, run_id, planned_at_ms)

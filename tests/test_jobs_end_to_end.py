@@ -18,7 +18,13 @@ from fleet_assignor.assignor.scenario import load_scenario
 from fleet_assignor.assignor.transitions import task_transitions
 from fleet_assignor.jobs.config import JobConfig
 from fleet_assignor.jobs.delta_io import read_complete, read_inputs
-from fleet_assignor.jobs.grouped import GroupedMapKind, PlanSettings, plan_in_grouped_map
+from fleet_assignor.jobs.grouped import (
+    APPLICATIONS_PER_CALL,
+    GroupedMapKind,
+    PlanSettings,
+    call_groups,
+    plan_in_grouped_map,
+)
 from fleet_assignor.jobs.input_writer import write_input_tables
 from fleet_assignor.jobs.plan_assignments import run_job
 from fleet_assignor.jobs.prepare import prepare_fleet
@@ -155,6 +161,26 @@ def test_pandas_and_arrow_grouped_maps_give_identical_rows(spark, fleet):
     planned = [plan_in_grouped_map(apps, settings, kind).drop(*timings) for kind in GroupedMapKind]
     assert planned[0].count() > len(fleet["expected"])
     assert_df_equality(planned[0], planned[1], ignore_row_order=True, ignore_nullable=True)
+
+
+@pytest.mark.parametrize("kind", list(GroupedMapKind))
+def test_applications_planned_in_groups_give_the_rows_of_one_call_each(spark, fleet, kind):
+    snapshot = read_inputs(
+        spark, {t: JobConfig(input_path=fleet["in"]).input_location(t) for t in INPUT_TABLES}, {}
+    )
+    prepared = prepare_fleet(snapshot.frames)
+    apps = prepared.apps.localCheckpoint(eager=True)
+    prepared.release()
+    count = apps.count()
+    settings = PlanSettings(now_ms=PLANNED_AT_MS)
+    timings = ("duration_ms", "simulation_ms")
+    alone = plan_in_grouped_map(apps, settings, kind).drop(*timings)
+    # All in one call (the broken application among the good ones), and one more call than applications
+    # (hashing leaves most of them alone in theirs).
+    for applications in (count, (count + 1) * APPLICATIONS_PER_CALL):
+        assert call_groups(applications) == (1 if applications == count else count + 1)
+        grouped = plan_in_grouped_map(apps, settings, kind, applications=applications).drop(*timings)
+        assert_df_equality(alone, grouped, ignore_row_order=True, ignore_nullable=True)
 
 
 def test_run_rows_and_runs_row(spark, fleet):
