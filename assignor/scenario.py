@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NoReturn
 
 from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import ConfigException
@@ -179,14 +179,16 @@ def _plain_partition(raw: object) -> TaskTopicPartition | None:
         or (changelog is not True and changelog is not False)
     ):
         return None
-    if racks is None or racks == []:
+    if racks is None:
         rack_ids = _NO_RACKS
-    elif type(racks) is list and _all_str(racks):
+    elif type(racks) is not list or not _all_str(racks):
+        return None
+    elif not racks:
+        rack_ids = _NO_RACKS
+    else:
         rack_ids = frozenset(racks)
         if "" in rack_ids:
             rack_ids = rack_ids - _EMPTY_RACK
-    else:
-        return None
     return TaskTopicPartition(TopicPartition(topic, number), source, changelog, rack_ids)
 
 
@@ -432,7 +434,7 @@ class _Loader:
         return lags
 
     @classmethod
-    def _checked_lag_task(cls, path: str, key: Any, value: object) -> TaskId:
+    def _checked_lag_task(cls, path: str, key: Any, value: Any) -> TaskId:
         """The full check of one lag entry, for the entries the inline one does not pass; its task."""
         try:
             task = TaskId.parse(key)
@@ -441,13 +443,13 @@ class _Loader:
         if (
             task is None
             or not _is_int(value)
-            or not (value in (LATEST_OFFSET, UNKNOWN_OFFSET) or 0 <= value <= MAX_LONG)  # type: ignore[operator]
+            or not (value in (LATEST_OFFSET, UNKNOWN_OFFSET) or 0 <= value <= MAX_LONG)
         ):
             cls._bad_lag(path, key, value)
-        return task  # type: ignore[return-value]  # _bad_lag raised for None
+        return task
 
     @staticmethod
-    def _bad_lag(path: str, key: Any, value: object) -> None:
+    def _bad_lag(path: str, key: Any, value: object) -> NoReturn:
         key_path = _key_path(path, key)
         _parse_task_id(key, key_path)
         raise ScenarioError(
