@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NoReturn
 
 from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import ConfigException
@@ -143,12 +143,64 @@ def _parse_task_id(text: object, path: str) -> TaskId:
         raise ScenarioError(path, str(e)) from None
 
 
+def _task_id_or_none(text: object) -> TaskId | None:
+    """The id of a well-formed task id text, else None (the caller then reports it with its path)."""
+    if type(text) is not str:
+        return None
+    try:
+        return TaskId.parse(text)
+    except TaskIdFormatError:
+        return None
+
+
+def _all_str(values: list) -> bool:
+    return all(type(value) is str for value in values)
+
+
+_SENTINELS = (LATEST_OFFSET, UNKNOWN_OFFSET)
+
+
+def _plain_partition(raw: object) -> TaskTopicPartition | None:
+    """A partition entry in the form the fleet job writes (exact JSON types, a list of racks), checked and
+    built without the JSON paths `_Loader.partition` builds for its errors; None for any other form, which
+    `_Loader.partition` then checks in full (so its errors are the same either way)."""
+    if type(raw) is not dict:
+        return None
+    topic = raw.get("topic")
+    number = raw.get("partition")
+    source = raw.get("source", False)
+    changelog = raw.get("changelog", False)
+    racks = raw.get("racks")
+    if (
+        type(topic) is not str
+        or type(number) is not int
+        or number < 0
+        or (source is not True and source is not False)
+        or (changelog is not True and changelog is not False)
+    ):
+        return None
+    if racks is None:
+        rack_ids = _NO_RACKS
+    elif type(racks) is not list or not _all_str(racks):
+        return None
+    elif not racks:
+        rack_ids = _NO_RACKS
+    else:
+        rack_ids = frozenset(racks)
+        if "" in rack_ids:
+            rack_ids = rack_ids - _EMPTY_RACK
+    return TaskTopicPartition(TopicPartition(topic, number), source, changelog, rack_ids)
+
+
 @dataclass
 class _Loader:
     """Walks one scenario dict in document order; the first problem met is the one reported."""
 
     source: str
     warnings: list[str] = field(default_factory=list)
+    # Each task's id by the text `tasks` gives it: a previous list or a lag naming a task by that same text
+    # names a known task, found without parsing the text again (filled by `tasks`).
+    known_texts: dict[str, TaskId] = field(default_factory=dict)
 
     def warn(self, path: str, message: str) -> None:
         self.warnings.append(f"{path}: {message}")
@@ -195,8 +247,12 @@ class _Loader:
         infos = []
         for i, entry in enumerate(raw):
             path = f"tasks[{i}]"
-            _require_type(entry, dict, path, "an object")
-            task = _parse_task_id(entry.get("id"), f"{path}.id")
+            if type(entry) is not dict:
+                _require_type(entry, dict, path, "an object")
+            text = entry.get("id")
+            task = _task_id_or_none(text)
+            if task is None:
+                task = _parse_task_id(text, f"{path}.id")
             if task in seen:
                 raise ScenarioError(f"{path}.id", f"duplicate task id {task} (also tasks[{seen[task]}])")
             seen[task] = i
@@ -206,12 +262,17 @@ class _Loader:
             elif named != is_named:
                 raise ScenarioError(f"{path}.id", "named and unnamed task ids mixed in one application")
             infos.append(self.task(entry, task, path))
+            self.known_texts[text] = task
         return infos
 
     def task(self, entry: Mapping[str, Any], task: TaskId, path: str) -> TaskInfo:
-        stores = _optional_list(entry, "stores", path)
-        for j, store in enumerate(stores):
-            _require_type(store, str, f"{path}.stores[{j}]", "a string")
+        stores = entry.get("stores")
+        if stores is None:
+            stores = []
+        elif type(stores) is not list or not _all_str(stores):
+            stores = _optional_list(entry, "stores", path)
+            for j, store in enumerate(stores):
+                _require_type(store, str, f"{path}.stores[{j}]", "a string")
         stateful = entry.get("stateful")
         if stateful is not None:
             _require_type(stateful, bool, f"{path}.stateful", "true or false")
@@ -222,9 +283,12 @@ class _Loader:
                     f"is {str(stateful).lower()} but the task has {len(stores)} stores "
                     "(stateful must equal bool(stores))",
                 )
+        raw_partitions = entry.get("partitions")
+        if type(raw_partitions) is not list:
+            raw_partitions = _optional_list(entry, "partitions", path)
         partitions = tuple(
-            self.partition(p, f"{path}.partitions[{j}]")
-            for j, p in enumerate(_optional_list(entry, "partitions", path))
+            _plain_partition(p) or self.partition(p, f"{path}.partitions[{j}]")
+            for j, p in enumerate(raw_partitions)
         )
         return TaskInfo(task, bool(stores), frozenset(stores), partitions)
 
@@ -267,7 +331,12 @@ class _Loader:
             return set()
         _require_type(raw, (list, tuple), path, "a list of task ids")
         tasks = set()
+        known_texts = self.known_texts
         for j, text in enumerate(raw):
+            known_task = known_texts.get(text) if type(text) is str else None
+            if known_task is not None:
+                tasks.add(known_task)
+                continue
             task = _parse_task_id(text, f"{path}[{j}]")
             if task in known:
                 tasks.add(task)
@@ -352,17 +421,11 @@ class _Loader:
             return {}
         _require_type(raw, dict, path, "an object of task id -> lag")
         lags = {}
+        known_texts = self.known_texts
         for key, value in raw.items():
-            try:
-                task = TaskId.parse(key)
-            except TaskIdFormatError:
-                task = None
-            if (
-                task is None
-                or not _is_int(value)
-                or not (value in (LATEST_OFFSET, UNKNOWN_OFFSET) or 0 <= value <= MAX_LONG)
-            ):
-                self._bad_lag(path, key, value)
+            task = known_texts.get(key) if type(key) is str else None
+            if task is None or not (type(value) is int and (0 <= value <= MAX_LONG or value in _SENTINELS)):
+                task = self._checked_lag_task(path, key, value)
             if task in with_changelog:
                 lags[task] = value
             elif task not in known:
@@ -370,8 +433,23 @@ class _Loader:
             # Lags of tasks without a changelog mean nothing: ignored.
         return lags
 
+    @classmethod
+    def _checked_lag_task(cls, path: str, key: Any, value: Any) -> TaskId:
+        """The full check of one lag entry, for the entries the inline one does not pass; its task."""
+        try:
+            task = TaskId.parse(key)
+        except TaskIdFormatError:
+            task = None
+        if (
+            task is None
+            or not _is_int(value)
+            or not (value in (LATEST_OFFSET, UNKNOWN_OFFSET) or 0 <= value <= MAX_LONG)
+        ):
+            cls._bad_lag(path, key, value)
+        return task
+
     @staticmethod
-    def _bad_lag(path: str, key: Any, value: object) -> None:
+    def _bad_lag(path: str, key: Any, value: object) -> NoReturn:
         key_path = _key_path(path, key)
         _parse_task_id(key, key_path)
         raise ScenarioError(

@@ -122,3 +122,21 @@ def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_
     assert len(good) > 1
     assert timeless(good) == timeless(rows_table(real("good", compact(), PlanSettings(JOBS_NOW))).to_pylist())
     assert [r["app_id"] for r in rows if r["kind"] == "RESULT"] == ["good", "bad", "good2"]
+
+
+@pytest.mark.parametrize(
+    "column, value",
+    [("num_clients", 1 << 40), ("restore_lag", 1 << 64), ("status", 5), ("active_tasks", "0_1"),
+     ("risks", [{"name": 1}]), ("is_warmup", "yes"), ("duration_ms", "fast"), ("kind", None)],
+)  # fmt: skip
+def test_rows_arrow_cannot_hold_fail_as_from_pylist_fails(column, value):
+    rows = plan_application("app", compact(), PlanSettings(JOBS_NOW))
+    rows[-1][column] = value
+
+    def outcome(convert):
+        try:
+            return convert(rows).to_pylist()
+        except Exception as e:
+            return type(e), str(e)
+
+    assert outcome(rows_table) == outcome(lambda r: pa.Table.from_pylist(r, schema=arrow_schema()))

@@ -659,3 +659,50 @@ def test_a_scenario_built_in_python_may_use_tuples_and_non_json_values_are_named
         load_scenario(obj)
     assert raised.value.path == "clients[1].threads"
     assert "object object" in raised.value.reason
+
+
+_PARTITION_VALUES = {
+    "topic": ["t", "", 0, None, ["t"]],
+    "partition": [0, 7, -1, True, 1.0, "1", None],
+    "source": [True, False, 0, 1, None, "true"],
+    "changelog": [True, False, 0, None],
+    "racks": [None, [], ["r1", "r2"], ["", "r1"], [""], ["r1", 2], "r1", 0, False, (), ("r1",), {}],
+}
+
+
+def test_the_inline_partition_check_builds_what_the_full_one_does_and_passes_on_anything_else():
+    import itertools
+
+    from fleet_assignor.assignor.scenario import _Loader, _plain_partition
+
+    keys = list(_PARTITION_VALUES)
+    for values in itertools.product(*_PARTITION_VALUES.values()):
+        for missing in (None, *keys):
+            raw = {k: v for k, v in zip(keys, values, strict=True) if k != missing}
+            fast = _plain_partition(raw)
+            try:
+                full = _Loader("<test>").partition(raw, "tasks[0].partitions[0]")
+            except ScenarioError:
+                assert fast is None, raw  # the inline check passes only entries the full one accepts
+                continue
+            if fast is not None:
+                assert (fast.topic_partition, fast.is_source, fast.is_changelog, fast.rack_ids) == (
+                    full.topic_partition, full.is_source, full.is_changelog, full.rack_ids,
+                ), raw  # fmt: skip
+    assert _plain_partition(["t"]) is None
+    job_form = {"topic": "t", "partition": 0, "source": True, "changelog": False, "racks": ["r1"]}
+    assert _plain_partition(job_form) is not None
+
+
+def test_lags_and_previous_lists_name_tasks_by_the_tasks_text_or_any_other_canonical_text():
+    scenario = base()
+    scenario["clients"][0]["lags"] = {"0_1": 5, "9_9": 3}
+    scenario["clients"][0]["prev_standby"] = ["0_1", "8_8"]
+    loaded = load_scenario(scenario)
+    client = loaded.client(ProcessId.parse(P1))
+    assert client is not None and client.lag_for(TaskId.parse("0_1")) == 5
+    assert client.previous_standby_tasks == {TaskId.parse("0_1")}
+    assert any("9_9" in w for w in loaded.warnings) and any("8_8" in w for w in loaded.warnings)
+    scenario["clients"][0]["lags"] = {"00_1": 5}
+    with pytest.raises(ScenarioError, match=re.escape('clients[0].lags["00_1"]')):
+        load_scenario(scenario)
