@@ -111,28 +111,31 @@ _TASK_PATH = re.compile(r"^tasks\[(\d+)\]")
 _CONFIG_PATH = re.compile(r"^configs\.(\w+)")
 
 
+def _entry(container: Any, index: int) -> dict[str, Any]:
+    """The object at `index` of a list, or an empty one: the path comes from a check that just rejected
+    this very input, so any level may be missing or of another type."""
+    if isinstance(container, list) and index < len(container) and isinstance(container[index], dict):
+        return container[index]
+    return {}
+
+
 def describe_path(scenario: dict[str, Any], path: str) -> str:
-    """The table, row key and column a scenario JSON path (`clients[2].threads`) stands for."""
+    """The table, row key and column a scenario JSON path (`clients[2].threads`) stands for. Never raises:
+    a key the input lacks reads `None`."""
     app_id = scenario.get("app_id")
     match = _CONFIG_PATH.match(path)
     if match:
         return f"applications row (app_id={app_id}), column {match.group(1)}"
     match = _TASK_PATH.match(path)
     if match:
-        tasks = scenario.get("tasks") or []
-        index = int(match.group(1))
-        task_id = tasks[index].get("id") if index < len(tasks) else None
+        task_id = _entry(scenario.get("tasks"), int(match.group(1))).get("id")
         return f"tasks row (task_id={task_id})"
     match = _CLIENT_PATH.match(path)
     if match:
-        clients = scenario.get("clients") or []
-        index = int(match.group(1))
-        client = clients[index] if index < len(clients) else {}
+        client = _entry(scenario.get("clients"), int(match.group(1)))
         pid = client.get("process_id")
         if match.group(2) is not None:
-            consumers = client.get("consumers") or []
-            j = int(match.group(2))
-            cid = consumers[j].get("id") if j < len(consumers) else None
+            cid = _entry(client.get("consumers"), int(match.group(2))).get("id")
             return f"client_subscriptions row (process_id={pid}, consumer_client_id={cid})"
         field = match.group(3)
         if field == "lags":

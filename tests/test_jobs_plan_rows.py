@@ -4,6 +4,7 @@ follow-up; INVALID_ASSIGNMENT writes no plan rows)."""
 
 from __future__ import annotations
 
+import json
 import sys
 import types
 
@@ -101,6 +102,20 @@ def test_scenario_error_path_is_named_as_table_row_and_column():
     assert "(scenario path configs.max_warmup_replicas)" in rows[0]["error_detail"]
     unknown = plan_application("a", compact(), PlanSettings(JOBS_NOW, assignor="nope"))
     assert unknown[0]["status"] == "INVALID_INPUT" and "nope" in unknown[0]["error_detail"]
+
+
+@pytest.mark.parametrize("consumer", [5, [1], "", None])
+def test_an_entry_of_the_wrong_type_is_named_by_its_row_not_raised(consumer):
+    # The check rejects the entry; naming its row must not trip over it (it used to raise AttributeError,
+    # which fails the grouped map's whole call).
+    scenario = json.loads(compact())
+    scenario["clients"][0]["consumers"] = [consumer]
+    rows = plan_application("a", json.dumps(scenario), PlanSettings(JOBS_NOW))
+    assert _kinds(rows) == ["RESULT"]
+    assert rows[0]["status"] == "INVALID_INPUT"
+    row_key = f"client_subscriptions row (process_id={P1}, consumer_client_id="
+    assert rows[0]["error_detail"].startswith(row_key)
+    assert rows[0]["error_detail"].endswith("(scenario path clients[0].consumers[0])")
 
 
 def test_input_that_cannot_even_be_shaped_is_one_invalid_input_row():

@@ -25,6 +25,19 @@ def test_describe_path_maps_back_to_rows():
     assert describe_path(scenario, "$") == "application (app_id=a)"
 
 
+def test_describe_path_reads_a_missing_or_foreign_entry_as_none():
+    app = {"app_id": "a", "tasks": [7], "clients": [{"process_id": "p", "consumers": [5]}, 3]}
+    assert describe_path(app, "tasks[0].id") == "tasks row (task_id=None)"
+    assert describe_path(app, "tasks[9]") == "tasks row (task_id=None)"
+    assert describe_path(app, "clients[0].consumers[0].id") == (
+        "client_subscriptions row (process_id=p, consumer_client_id=None)"
+    )
+    assert describe_path(app, "clients[1].rack") == (
+        "client_subscriptions rows of (process_id=None), column rack_id"
+    )
+    assert describe_path({"clients": {"x": 1}}, "clients[0].lags") == "task_offsets rows of (process_id=None)"
+
+
 def test_clients_without_state_get_the_real_end_sum_when_no_lag_implies_it():
     # Only -2 and a partial lag are reported: the largest lag (60) is not the end sum (100).
     scenario = shape_application("a", compact()).scenario
