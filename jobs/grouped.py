@@ -93,13 +93,22 @@ def tune_worker_gc() -> None:
         gc.set_threshold(*WORKER_GC_THRESHOLD)
 
 
+def _application_rows(app_id: str, scenario: str, settings: PlanSettings) -> list[dict[str, Any]]:
+    """`plan_application`'s rows. It promises not to raise; should it break that promise, the one
+    application still gets its INVALID_INPUT row, and the others of its call their plans."""
+    try:
+        return plan_application(app_id, scenario, settings)
+    except Exception as e:
+        return [failed_row(app_id, f"could not be planned: {type(e).__name__}: {e}", settings)]
+
+
 def planned_table(pairs: Iterable[tuple[str, str]], settings: PlanSettings) -> pa.Table:
     """The rows of every application given, as one Arrow table.
 
     A value Arrow cannot hold in its column (a number past the column's range, which the planner's checks
     should already have kept out) must not sink the others: then each application is converted alone, and
     one that still fails gets its one INVALID_INPUT row instead of its plan."""
-    per_app = [(app_id, plan_application(app_id, scenario, settings)) for app_id, scenario in pairs]
+    per_app = [(app_id, _application_rows(app_id, scenario, settings)) for app_id, scenario in pairs]
     try:
         return rows_table([row for _, rows in per_app for row in rows])
     except (pa.ArrowException, OverflowError, TypeError, ValueError):

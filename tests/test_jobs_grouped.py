@@ -124,6 +124,31 @@ def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_
     assert [r["app_id"] for r in rows if r["kind"] == "RESULT"] == ["good", "bad", "good2"]
 
 
+def test_an_application_whose_planning_raises_gets_one_error_row_and_the_others_of_its_call_their_plan(
+    monkeypatch,
+):
+    import fleet_assignor.jobs.grouped as grouped
+
+    real = grouped.plan_application
+
+    def broken(app_id, compact_json, settings):
+        if app_id == "bad":
+            raise AttributeError("'int' object has no attribute 'get'")
+        return real(app_id, compact_json, settings)
+
+    monkeypatch.setattr(grouped, "plan_application", broken)
+    rows = grouped.planned_table(
+        [("good", compact()), ("bad", compact()), ("good2", compact())], PlanSettings(JOBS_NOW)
+    ).to_pylist()
+    bad = [r for r in rows if r["app_id"] == "bad"]
+    assert len(bad) == 1 and bad[0]["status"] == "INVALID_INPUT"
+    assert bad[0]["error_detail"] == (
+        "could not be planned: AttributeError: 'int' object has no attribute 'get'"
+    )
+    results = {r["app_id"]: r["status"] for r in rows if r["kind"] == "RESULT"}
+    assert results == {"good": "OK", "bad": "INVALID_INPUT", "good2": "OK"}
+
+
 @pytest.mark.parametrize(
     "column, value",
     [("num_clients", 1 << 40), ("restore_lag", 1 << 64), ("status", 5), ("active_tasks", "0_1"),
