@@ -1,4 +1,4 @@
-"""The fleet planning job: six Delta input tables in, one grouped-map call per application, Delta tables out.
+"""The fleet planning job: six Delta input tables in, grouped-map calls of ~64 applications, Delta tables out.
 
     fleet-assignor plan --input-path DIR --output-path DIR [--run-id ID] [--assignor NAME]
                         [--conf FILE] [--as-of-version N|TABLE=N] [--planned-at INSTANT]
