@@ -204,14 +204,17 @@ def rollout_view(rollout: DataFrame) -> RolloutView:
     flags = rollout.select("app_id", F.explode("risks").alias("risk")).select(
         "app_id", F.col("risk.name").alias("name"), F.col("risk.value").alias("value")
     )
-    per_risk = flags.groupBy("name").agg(F.count(F.lit(1)).alias("n")).collect()
-    counts = {r["name"]: int(r["n"]) for r in per_risk}
-    # The worst: the largest value, then the smallest app_id, so that reruns name the same application.
+    # Per risk, in one pass: how many applications it flags, and the worst of them (the largest value, then
+    # the smallest app_id, so that reruns name the same application).
     first = Window.partitionBy("name").orderBy(F.col("value").desc(), F.col("app_id"))
-    worst = {
-        r["name"]: r["app_id"]
-        for r in flags.withColumn("rank", F.row_number().over(first)).where("rank = 1").collect()
-    }
+    per_risk = (
+        flags.withColumn("n", F.count(F.lit(1)).over(Window.partitionBy("name")))
+        .withColumn("rank", F.row_number().over(first))
+        .where("rank = 1")
+        .collect()
+    )
+    counts = {r["name"]: int(r["n"]) for r in per_risk}
+    worst = {r["name"]: r["app_id"] for r in per_risk}
     return RolloutView(totals, counts, worst)
 
 
