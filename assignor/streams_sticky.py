@@ -45,6 +45,7 @@ from fleet_assignor.assignor.assignment import (
     AssignedTask,
     KafkaStreamsAssignment,
     TaskAssignment,
+    TaskIdsByRole,
 )
 from fleet_assignor.assignor.distribution import ConsumerTasks
 from fleet_assignor.assignor.java_order import JavaHashOrder, JavaPriorityQueue, hash_map_put_order
@@ -760,16 +761,35 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
     broker's assignor decides that itself, so the planner reports it instead of splitting the client's
     tasks over its consumers on its own."""
 
-    __slots__ = ("_consumer_tasks",)
+    __slots__ = ("_by_role", "_consumer_tasks")
 
     def __init__(
-        self, process_id: ProcessId, tasks: dict[TaskId, AssignedTask], split: Mapping[str, ConsumerTasks]
+        self,
+        process_id: ProcessId,
+        tasks: dict[TaskId, AssignedTask],
+        split: Mapping[str, ConsumerTasks],
+        by_role: TaskIdsByRole | None = None,
     ) -> None:
+        """`by_role`: `task_ids_by_role()` of `tasks` when the caller has it (else worked out when asked)."""
         super().__init__(process_id, tasks)
         self._consumer_tasks = MappingProxyType(dict(split))
+        self._by_role = by_role
 
     def consumer_tasks(self) -> Mapping[str, ConsumerTasks]:
         return self._consumer_tasks
+
+    def task_ids_by_role(self) -> TaskIdsByRole:
+        if self._by_role is None:
+            self._by_role = super().task_ids_by_role()
+        return self._by_role
+
+    def assign_task(self, task: AssignedTask) -> None:
+        self._by_role = None
+        super().assign_task(task)
+
+    def remove_task(self, task: AssignedTask | TaskId) -> None:
+        self._by_role = None
+        super().remove_task(task)
 
 
 @dataclass(frozen=True, slots=True)
@@ -804,6 +824,8 @@ class _BrokerInput:
 
 # A consumer the broker gave nothing (most of them when members outnumber tasks): one shared value.
 _NO_CONSUMER_TASKS = ConsumerTasks()
+_NO_IDS: frozenset[TaskId] = frozenset()
+_NO_ROLES: TaskIdsByRole = (_NO_IDS, _NO_IDS, _NO_IDS)
 
 
 def _client_assignments(
@@ -820,6 +842,7 @@ def _client_assignments(
         split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
         # A process never holds a task twice on the broker (ProcessState checks), so no task repeats.
         tasks: dict[TaskId, AssignedTask] = {}
+        by_role = _NO_ROLES
         process = processes.get(process_id)
         if process is not None:
             active_by, standby_by = process.active_by_member, process.standby_by_member
@@ -829,7 +852,12 @@ def _client_assignments(
                 split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
                 tasks.update(map(as_active, active))
                 tasks.update(map(as_standby, standby))
-        assignments.append(MemberSplitAssignment(state.process_id, tasks, split))
+            if tasks:
+                # The client's sets for the planner, from the process's own (the broker has no warmups).
+                actives = set().union(*active_by.values())
+                standbys = process.tasks - actives
+                by_role = (frozenset(map(ids, actives)), frozenset(map(ids, standbys)), _NO_IDS)
+        assignments.append(MemberSplitAssignment(state.process_id, tasks, split, by_role))
     return assignments
 
 
