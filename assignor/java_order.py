@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
+from operator import le
 from typing import Generic, TypeVar
 
 _DEFAULT_CAPACITY = 16
@@ -236,9 +237,16 @@ class JavaPriorityQueue(Generic[T]):
 
     def offer_all(self, items: Iterable[T]) -> None:
         """`offer` of each item in turn, in one call (queues of thousands of members are built this way)."""
-        heap, key_of = self._heap, self._key
-        for item in items:
-            _sift_up(heap, (key_of(item), item))
+        added = list(items)
+        keys = list(map(self._key, added))
+        heap = self._heap
+        if not heap and all(map(le, keys, keys[1:])):
+            # Keys in ascending order (all equal, on a first assignment) into an empty queue: each lands
+            # below a parent offered before it, whose key is not larger, so no `offer` moves anything.
+            heap.extend(zip(keys, added, strict=True))
+            return
+        for entry in zip(keys, added, strict=True):
+            _sift_up(heap, entry)
 
     def offer(self, item: T) -> None:
         _sift_up(self._heap, (self._key(item), item))

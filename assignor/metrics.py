@@ -86,6 +86,8 @@ def count_standby_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTas
     clients = scenario.application_state.clients
     moves = 0
     for pid, tasks in result.items():
+        if not tasks.standby:  # most clients of a big group without standbys
+            continue
         client = clients.get(pid)
         before = client.previous_active_tasks | client.previous_standby_tasks if client else frozenset()
         moves += len(tasks.standby - tasks.warmup - before)
@@ -99,7 +101,7 @@ def restore_lag(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> 
     total = 0
     for pid, tasks in result.items():
         client = clients.get(pid)
-        if client is None or client.task_lags is None:
+        if client is None or not client.task_lags:  # no lags: no task to restore
             continue
         for task in tasks.active:
             lag = client.task_lags.get(task)
