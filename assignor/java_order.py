@@ -23,6 +23,8 @@ from functools import lru_cache
 from operator import le
 from typing import Generic, TypeVar
 
+import numpy as np
+
 _DEFAULT_CAPACITY = 16
 _TREEIFY_THRESHOLD = 8
 _MIN_TREEIFY_CAPACITY = 64
@@ -192,12 +194,11 @@ def _large_table_put_order(order: JavaHashOrder, rest: list[str]) -> list[str]:
     capacity = order._capacity
     while len(keys) > capacity * 3 // 4:
         capacity *= 2
-    mask = capacity - 1
-    buckets = {}
-    for key in keys:
-        unsigned = java_string_hash(key) & 0xFFFFFFFF
-        buckets[key] = (unsigned ^ (unsigned >> 16)) & mask  # `_spread`, inlined
-    return sorted(keys, key=buckets.__getitem__)  # stable: a bucket keeps insertion order
+    # `_spread` and the bucket index of every key at once (an array step each instead of a Python one per
+    # key); a stable sort keeps each bucket in insertion order.
+    unsigned = np.fromiter(map(java_string_hash, keys), np.int64, len(keys)) & 0xFFFFFFFF
+    buckets = (unsigned ^ (unsigned >> 16)) & (capacity - 1)
+    return [keys[i] for i in np.argsort(buckets, kind="stable").tolist()]
 
 
 def _sift_up(heap: list, entry: tuple) -> None:

@@ -301,8 +301,9 @@ class _Process:
             queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=itemgetter(1))
             if self._member_order is None:
                 self._member_order = hash_map_put_order(list(self.member_counts))
-            counts = self.member_counts
-            queue.offer_all([member_id, counts[member_id]] for member_id in self._member_order)
+            order = self._member_order
+            # [member id, task count] per member, made in C (thousands of members in a big process).
+            queue.offer_all(map(list, zip(order, map(self.member_counts.__getitem__, order), strict=True)))
             self._members_by_load = queue
         queue = self._members_by_load
         entry = queue.peek()
@@ -844,19 +845,21 @@ def _client_assignments(
         tasks: dict[TaskId, AssignedTask] = {}
         by_role = _NO_ROLES
         process = processes.get(process_id)
-        if process is not None:
+        if process is not None and process.tasks:
             active_by, standby_by = process.active_by_member, process.standby_by_member
+            active_ids: list[TaskId] = []
+            standby_ids: list[TaskId] = []
             for consumer in [c for c in consumers if c in active_by or c in standby_by]:
                 active = sorted(active_by.get(consumer, _NONE))
                 standby = sorted(standby_by.get(consumer, _NONE))
-                split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
+                consumer_tasks = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
+                split[consumer] = consumer_tasks
+                active_ids += consumer_tasks.active
+                standby_ids += consumer_tasks.standby
                 tasks.update(map(as_active, active))
                 tasks.update(map(as_standby, standby))
-            if tasks:
-                # The client's sets for the planner, from the process's own (the broker has no warmups).
-                actives = set().union(*active_by.values())
-                standbys = process.tasks - actives
-                by_role = (frozenset(map(ids, actives)), frozenset(map(ids, standbys)), _NO_IDS)
+            # The client's sets for the planner (the broker has no warmups).
+            by_role = (frozenset(active_ids), frozenset(standby_ids), _NO_IDS)
         assignments.append(MemberSplitAssignment(state.process_id, tasks, split, by_role))
     return assignments
 
