@@ -205,7 +205,8 @@ def _valid_by_sets(
         error=AssignmentError.NONE,
         problems=(),
         detail=None,
-        unassigned=tuple(task for task in tasks if task not in active),
+        # Every task active somewhere (the usual answer) leaves none unassigned, found without a scan.
+        unassigned=() if len(active) == len(tasks) else tuple(task for task in tasks if task not in active),
     )
 
 
