@@ -35,6 +35,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from weakref import WeakKeyDictionary
@@ -762,35 +763,47 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
     broker's assignor decides that itself, so the planner reports it instead of splitting the client's
     tasks over its consumers on its own."""
 
-    __slots__ = ("_by_role", "_consumer_tasks")
+    __slots__ = ("_by_role", "_consumer_tasks", "_split_is_current")
 
     def __init__(
-        self,
-        process_id: ProcessId,
-        tasks: dict[TaskId, AssignedTask],
-        split: Mapping[str, ConsumerTasks],
-        by_role: TaskIdsByRole | None = None,
+        self, process_id: ProcessId, tasks: dict[TaskId, AssignedTask], split: Mapping[str, ConsumerTasks]
     ) -> None:
-        """`by_role`: `task_ids_by_role()` of `tasks` when the caller has it (else worked out when asked)."""
+        """`split`: the consumers' shares of `tasks` (together, every task of it)."""
         super().__init__(process_id, tasks)
         self._consumer_tasks = MappingProxyType(dict(split))
-        self._by_role = by_role
+        self._by_role: TaskIdsByRole | None = None
+        self._split_is_current = True  # until a task is changed afterwards
 
     def consumer_tasks(self) -> Mapping[str, ConsumerTasks]:
         return self._consumer_tasks
 
     def task_ids_by_role(self) -> TaskIdsByRole:
+        """Read from the consumers' id tuples while they are current (the planner asks once per client:
+        a few C-level steps instead of a Python step per task); the broker has no warmups."""
         if self._by_role is None:
-            self._by_role = super().task_ids_by_role()
+            if self._split_is_current:
+                shares = self._consumer_tasks.values()
+                self._by_role = (
+                    frozenset(chain.from_iterable(map(_ACTIVE_IDS, shares))),
+                    frozenset(chain.from_iterable(map(_STANDBY_IDS, shares))),
+                    _NO_IDS,
+                )
+            else:
+                self._by_role = super().task_ids_by_role()
         return self._by_role
 
     def assign_task(self, task: AssignedTask) -> None:
-        self._by_role = None
+        self._by_role, self._split_is_current = None, False
         super().assign_task(task)
 
     def remove_task(self, task: AssignedTask | TaskId) -> None:
-        self._by_role = None
+        self._by_role, self._split_is_current = None, False
         super().remove_task(task)
+
+
+_ACTIVE_IDS = attrgetter("active")
+_STANDBY_IDS = attrgetter("standby")
+_NO_IDS: frozenset[TaskId] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -825,8 +838,6 @@ class _BrokerInput:
 
 # A consumer the broker gave nothing (most of them when members outnumber tasks): one shared value.
 _NO_CONSUMER_TASKS = ConsumerTasks()
-_NO_IDS: frozenset[TaskId] = frozenset()
-_NO_ROLES: TaskIdsByRole = (_NO_IDS, _NO_IDS, _NO_IDS)
 
 
 def _client_assignments(
@@ -843,24 +854,16 @@ def _client_assignments(
         split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
         # A process never holds a task twice on the broker (ProcessState checks), so no task repeats.
         tasks: dict[TaskId, AssignedTask] = {}
-        by_role = _NO_ROLES
         process = processes.get(process_id)
-        if process is not None and process.tasks:
+        if process is not None:
             active_by, standby_by = process.active_by_member, process.standby_by_member
-            active_ids: list[TaskId] = []
-            standby_ids: list[TaskId] = []
             for consumer in [c for c in consumers if c in active_by or c in standby_by]:
                 active = sorted(active_by.get(consumer, _NONE))
                 standby = sorted(standby_by.get(consumer, _NONE))
-                consumer_tasks = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
-                split[consumer] = consumer_tasks
-                active_ids += consumer_tasks.active
-                standby_ids += consumer_tasks.standby
+                split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
                 tasks.update(map(as_active, active))
                 tasks.update(map(as_standby, standby))
-            # The client's sets for the planner (the broker has no warmups).
-            by_role = (frozenset(active_ids), frozenset(standby_ids), _NO_IDS)
-        assignments.append(MemberSplitAssignment(state.process_id, tasks, split, by_role))
+        assignments.append(MemberSplitAssignment(state.process_id, tasks, split))
     return assignments
 
 
