@@ -48,6 +48,9 @@ class AssignedTask:
 ACTIVE = AssignedTaskType.ACTIVE
 STANDBY = AssignedTaskType.STANDBY
 
+# A client's task ids by role: (actives, standbys with the warmups, warmups).
+TaskIdsByRole = tuple[frozenset[TaskId], frozenset[TaskId], frozenset[TaskId]]
+
 # The values are immutable, so one object per task and role serves every assignment: an assignor returns
 # one per task and replica, and building a frozen dataclass costs a microsecond. Equality is by value, so
 # a full table can simply be emptied (a worker planning many applications meets many task ids).
@@ -115,6 +118,17 @@ class KafkaStreamsAssignment:
     def role_of(self, task: TaskId) -> AssignedTaskType | None:
         assigned = self._tasks.get(task)
         return None if assigned is None else assigned.type
+
+    def task_ids_by_role(self) -> TaskIdsByRole:
+        """The task ids as (actives, standbys with the warmups, warmups): what the planner's validation,
+        metrics and result read, each client once. An assignor that keeps these sets anyway may return
+        them precomputed (`streams_sticky` does)."""
+        tasks = self._tasks.values()
+        return (
+            frozenset(a.id for a in tasks if a.type is ACTIVE),
+            frozenset(a.id for a in tasks if a.type is STANDBY),
+            frozenset(a.id for a in tasks if a.is_warmup),
+        )
 
     def active_tasks(self) -> list[TaskId]:
         return sorted(t for t, a in self._tasks.items() if a.type is ACTIVE)

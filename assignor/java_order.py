@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
+from operator import le
 from typing import Generic, TypeVar
+
+import numpy as np
 
 _DEFAULT_CAPACITY = 16
 _TREEIFY_THRESHOLD = 8
@@ -191,12 +194,11 @@ def _large_table_put_order(order: JavaHashOrder, rest: list[str]) -> list[str]:
     capacity = order._capacity
     while len(keys) > capacity * 3 // 4:
         capacity *= 2
-    mask = capacity - 1
-    buckets = {}
-    for key in keys:
-        unsigned = java_string_hash(key) & 0xFFFFFFFF
-        buckets[key] = (unsigned ^ (unsigned >> 16)) & mask  # `_spread`, inlined
-    return sorted(keys, key=buckets.__getitem__)  # stable: a bucket keeps insertion order
+    # `_spread` and the bucket index of every key at once (an array step each instead of a Python one per
+    # key); a stable sort keeps each bucket in insertion order.
+    unsigned = np.fromiter(map(java_string_hash, keys), np.int64, len(keys)) & 0xFFFFFFFF
+    buckets = (unsigned ^ (unsigned >> 16)) & (capacity - 1)
+    return [keys[i] for i in np.argsort(buckets, kind="stable").tolist()]
 
 
 def _sift_up(heap: list, entry: tuple) -> None:
@@ -236,9 +238,16 @@ class JavaPriorityQueue(Generic[T]):
 
     def offer_all(self, items: Iterable[T]) -> None:
         """`offer` of each item in turn, in one call (queues of thousands of members are built this way)."""
-        heap, key_of = self._heap, self._key
-        for item in items:
-            _sift_up(heap, (key_of(item), item))
+        added = list(items)
+        keys = list(map(self._key, added))
+        heap = self._heap
+        if not heap and all(map(le, keys, keys[1:])):
+            # Keys in ascending order (all equal, on a first assignment) into an empty queue: each lands
+            # below a parent offered before it, whose key is not larger, so no `offer` moves anything.
+            heap.extend(zip(keys, added, strict=True))
+            return
+        for entry in zip(keys, added, strict=True):
+            _sift_up(heap, entry)
 
     def offer(self, item: T) -> None:
         _sift_up(self._heap, (self._key(item), item))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
-from fleet_assignor.assignor.assignment import ACTIVE, STANDBY, KafkaStreamsAssignment
+from fleet_assignor.assignor.assignment import KafkaStreamsAssignment
 from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
@@ -22,12 +22,10 @@ class ClientTasks:
 
     @classmethod
     def of(cls, assignment: KafkaStreamsAssignment) -> ClientTasks:
-        tasks = assignment.tasks().values()
-        return cls(
-            frozenset(a.id for a in tasks if a.type is ACTIVE),
-            frozenset(a.id for a in tasks if a.type is STANDBY),
-            frozenset(a.id for a in tasks if a.is_warmup),
-        )
+        return cls(*assignment.task_ids_by_role())
+
+
+_NO_TASKS = ClientTasks()
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +51,7 @@ class AssignmentMetrics:
 def compute_metrics(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> AssignmentMetrics:
     state = scenario.application_state
     loads = [
-        len(result.get(pid, ClientTasks()).active) / c.num_processing_threads
-        for pid, c in state.clients.items()
+        len(result.get(pid, _NO_TASKS).active) / c.num_processing_threads for pid, c in state.clients.items()
     ]
     return AssignmentMetrics(
         active_moves=count_active_moves(scenario, result),
@@ -89,6 +86,8 @@ def count_standby_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTas
     clients = scenario.application_state.clients
     moves = 0
     for pid, tasks in result.items():
+        if not tasks.standby:  # most clients of a big group without standbys
+            continue
         client = clients.get(pid)
         before = client.previous_active_tasks | client.previous_standby_tasks if client else frozenset()
         moves += len(tasks.standby - tasks.warmup - before)
@@ -102,7 +101,7 @@ def restore_lag(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> 
     total = 0
     for pid, tasks in result.items():
         client = clients.get(pid)
-        if client is None or client.task_lags is None:
+        if client is None or not client.task_lags:  # no lags: no task to restore
             continue
         for task in tasks.active:
             lag = client.task_lags.get(task)

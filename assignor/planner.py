@@ -173,7 +173,11 @@ def _merged_clients(task_assignment: TaskAssignment) -> dict[ProcessId, tuple[Cl
     for assignment in task_assignment:
         pid = assignment.process_id()
         tasks = ClientTasks.of(assignment)
-        before, deadline = merged.get(pid, (ClientTasks(), None))
+        earlier = merged.get(pid)
+        if earlier is None:  # the usual case: each client listed once, its sets taken as they are
+            merged[pid] = (tasks, assignment.followup_rebalance_deadline())
+            continue
+        before, deadline = earlier
         merged[pid] = (
             ClientTasks(
                 before.active | tasks.active, before.standby | tasks.standby, before.warmup | tasks.warmup

@@ -222,6 +222,28 @@ def test_requeue_head_is_poll_then_offer(seed):
     ]
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_offer_all_is_offer_one_by_one(seed):
+    # Keys in ascending order into an empty queue are appended as they come: the same array as offering
+    # each (also when not sorted, or into a queue holding elements already).
+    rng = random.Random(seed)
+    keys = [rng.randint(0, 3) for _ in range(rng.randint(0, 60))]
+    if seed % 3 == 0:
+        keys.sort()
+    start = [[rng.randint(0, 3), -1 - n] for n in range(rng.randint(0, 5) if seed % 2 else 0)]
+    by_all: JavaPriorityQueue[list[int]] = JavaPriorityQueue(key=lambda item: item[0])
+    one_by_one: JavaPriorityQueue[list[int]] = JavaPriorityQueue(key=lambda item: item[0])
+    for item in start:
+        by_all.offer(item)
+        one_by_one.offer(item)
+    items = [[key, number] for number, key in enumerate(keys)]
+    by_all.offer_all(iter(items))
+    for item in items:
+        one_by_one.offer(item)
+    assert list(by_all) == list(one_by_one)
+    assert [by_all.poll() for _ in range(len(by_all))] == [one_by_one.poll() for _ in range(len(one_by_one))]
+
+
 def test_peek_leaves_the_head():
     queue: JavaPriorityQueue[int] = JavaPriorityQueue(key=float)
     assert queue.peek() is None

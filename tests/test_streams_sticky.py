@@ -311,3 +311,24 @@ def test_quotas_round_up_in_javas_int_arithmetic():
     # ceil for positive counts; Java's truncating division below zero (the running totals never get there
     # on valid input, but the arithmetic must be Java's if they do); no members, no quota.
     assert [_tasks_per_member(t, m) for t, m in ((7, 2), (6, 2), (0, 3), (-7, 2), (5, 0))] == [4, 3, 0, -3, 0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_clients_sets_given_to_the_planner_are_their_tasks(seed):
+    """Each client's task ids by role, built from the broker's processes for the planner, are the ones its
+    task dict gives; a task changed afterwards drops them."""
+    from fleet_assignor.assignor import AssignedTask, KafkaStreamsAssignment
+    from fleet_assignor.assignor.streams_sticky import StreamsStickyTaskAssignor
+
+    first = generate_scenario(seed)
+    for scenario_dict in (first, next_round(first, plan(first))):
+        state = load_scenario(scenario_dict, now_ms=0).application_state
+        try:
+            answer = StreamsStickyTaskAssignor().assign(state)
+        except ValueError:
+            continue  # an input the broker refuses (named topologies, shared consumer ids)
+        for assignment in answer:
+            assert assignment.task_ids_by_role() == KafkaStreamsAssignment.task_ids_by_role(assignment)
+        changed = next(iter(answer))
+        changed.assign_task(AssignedTask.active(TASK_0_0))
+        assert changed.task_ids_by_role() == KafkaStreamsAssignment.task_ids_by_role(changed)

@@ -185,3 +185,33 @@ def test_precedence_not_return_order_decides_between_duplicate_active_and_unknow
             AssignmentError.ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES,
             AssignmentError.UNKNOWN_TASK_ID,
         ]
+
+
+def test_the_set_check_answers_as_the_full_check_on_random_assignments():
+    """`_valid_by_sets` answers only assignments without problems, and then as the row-by-row check does;
+    random assignments over known and unknown clients and tasks, clients listed once, twice or not."""
+    import random
+
+    from fleet_assignor.assignor.validation import _every_problem, _valid_by_sets
+
+    state = state_with_two_clients()
+    tasks = [TASK_0_0, TASK_0_1, TASK_1_0, TASK_9_9]
+    rng = random.Random(7)
+    answered = 0
+    for _ in range(3000):
+        listed = []
+        sound = rng.random() < 0.5  # each known client once, known tasks: mostly no problem
+        for client in [1, 2] if sound else rng.sample([1, 2, 2, 3], rng.randint(0, 4)):
+            rows = {}
+            for task in rng.sample(tasks[:3] if sound else tasks, rng.randint(0, 3)):
+                role = rng.choice(["active", "standby", "warmup"])
+                rows[task] = getattr(AssignedTask, role)(task)
+            listed.append(KafkaStreamsAssignment(ProcessId.of(client), rows))
+        task_assignment = TaskAssignment.of(listed)
+        full = _every_problem(state, task_assignment)
+        quick = _valid_by_sets(state, task_assignment)
+        if quick is not None:
+            answered += 1
+            assert quick == full
+        assert validate_task_assignment(state, task_assignment) == full
+    assert answered > 300
