@@ -341,6 +341,40 @@ def tag_spread_allows_move(
     return len(with_destination) >= len(with_source)
 
 
+class AnyStandbyMove:
+    """The standby movement predicate of least-loaded placement: every move is allowed. An object rather
+    than a function so that the rack optimizer can recognize it and skip asking (rack/swaps.py)."""
+
+    def __call__(
+        self,
+        source: ClientState,
+        destination: ClientState,
+        task: TaskId,
+        clients: Mapping[ProcessId, ClientState],
+    ) -> bool:
+        return True
+
+
+class TagSpreadStandbyMove:
+    """The standby movement predicate of client-tag placement: `tag_spread_allows_move` over the clients'
+    ``tags_of``. The rack optimizer recognizes it and asks the same rule for all clients at once
+    (rack/tag_spread.py)."""
+
+    def __init__(self, tags_of: Callable[[ClientState], Mapping[str, str]]) -> None:
+        self.tags_of = tags_of
+
+    def __call__(
+        self,
+        source: ClientState,
+        destination: ClientState,
+        task: TaskId,
+        clients: Mapping[ProcessId, ClientState],
+    ) -> bool:
+        return tag_spread_allows_move(
+            ClientStateView(clients, self.tags_of), source.process_id, destination.process_id, task
+        )
+
+
 # --- the legacy assignors and their factory (assignors.md §5.1)
 class DefaultStandbyTaskAssignor:
     """Least-loaded standby placement; every movement is allowed."""
@@ -357,14 +391,8 @@ class DefaultStandbyTaskAssignor:
     def is_allowed_task_movement(self, source: ClientState, destination: ClientState) -> bool:
         return True
 
-    def is_allowed_standby_movement(
-        self,
-        source: ClientState,
-        destination: ClientState,
-        task: TaskId,
-        clients: Mapping[ProcessId, ClientState],
-    ) -> bool:
-        return True
+    # Kafka's isAllowedStandbyMovement(source, destination, task, clients): every movement is allowed.
+    is_allowed_standby_movement = AnyStandbyMove()
 
 
 class ClientTagAwareStandbyTaskAssignor:
@@ -380,6 +408,8 @@ class ClientTagAwareStandbyTaskAssignor:
     ) -> None:
         self._tag_keys = None if tag_keys is None else tuple(tag_keys)
         self._tags_of = tags_of or (lambda state: state.client_tags)
+        # Kafka's isAllowedStandbyMovement(source, destination, task, clients).
+        self.is_allowed_standby_movement = TagSpreadStandbyMove(self._tags_of)
 
     def tags_of(self, client: ClientState) -> Mapping[str, str]:
         return self._tags_of(client)
@@ -405,17 +435,6 @@ class ClientTagAwareStandbyTaskAssignor:
         """Thread balancing may move a task only to a client with every tag of the source, same value."""
         destination_tags = self._tags_of(destination)
         return all(destination_tags.get(key) == value for key, value in self._tags_of(source).items())
-
-    def is_allowed_standby_movement(
-        self,
-        source: ClientState,
-        destination: ClientState,
-        task: TaskId,
-        clients: Mapping[ProcessId, ClientState],
-    ) -> bool:
-        return tag_spread_allows_move(
-            ClientStateView(clients, self._tags_of), source.process_id, destination.process_id, task
-        )
 
 
 StandbyTaskAssignor = DefaultStandbyTaskAssignor | ClientTagAwareStandbyTaskAssignor

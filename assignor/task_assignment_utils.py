@@ -102,6 +102,9 @@ class ClientTagSpreadPredicate:
     def __init__(self, states: Mapping[ProcessId, KafkaStreamsState]) -> None:
         self._states = states
 
+    def tags_of(self, client: ProcessId) -> Mapping[str, str]:
+        return self._states[client].client_tags
+
     def can_move_standby_task(
         self,
         source: KafkaStreamsState,
