@@ -14,6 +14,7 @@ from fleet_assignor.assignor.rack.graph import ceil_share
 from fleet_assignor.assignor.rack.solver import (
     PlacementProblem,
     _Solver,
+    _two_clients_unique_optimum,
     input_is_the_optimum,
     solve_placement,
     tie_broken_costs,
@@ -153,3 +154,29 @@ def test_the_input_is_declared_optimal_only_when_the_full_solve_keeps_it(seed):
             # One group: an optimum has no cycle of moves that lowers the cost, so it is always declared.
             assert input_is_the_optimum(again)
     assert declared >= 50
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_two_clients_unique_optimum_is_the_general_solve(seed):
+    """Two clients with group caps (balance_subtopology standby pairs): where the shortcut answers, its
+    placement is the general solve's; many inputs tie (small integer costs), and there it must not answer."""
+    rng = np.random.default_rng(seed)
+    answered = declined = 0
+    for _ in range(400):
+        tasks = int(rng.integers(2, 30))
+        groups = rng.integers(0, int(rng.integers(1, 6)), tasks)
+        costs = rng.integers(0, 4, (tasks, 2))
+        current = rng.integers(0, 2, tasks)
+        counts = np.bincount(current, minlength=2).astype(np.int64)
+        sizes = np.bincount(groups)
+        caps = np.stack([ceil_share(counts, int(size), tasks) for size in sizes])
+        problem = PlacementProblem(costs, np.ones((tasks, 2), dtype=bool), current, counts, groups, caps)
+        scaled = tie_broken_costs(costs, problem.allowed, current)
+        shortcut = _two_clients_unique_optimum(scaled, problem)
+        if shortcut is None:
+            declined += 1
+            continue
+        answered += 1
+        general = current.copy() if input_is_the_optimum(problem) else _Solver(scaled, problem).run()
+        assert np.array_equal(shortcut, general)
+    assert answered > 100 and declined > 100

@@ -157,6 +157,10 @@ def solve_placement(problem: PlacementProblem) -> np.ndarray:
         )
     if clients == 2 and problem.group_capacity.shape[0] == 1:
         return _two_clients(costs, int(problem.client_capacity[0]))
+    if clients == 2:
+        unique = _two_clients_unique_optimum(costs, problem)
+        if unique is not None:
+            return unique
     if input_is_the_optimum(problem):
         return problem.current.copy()
     return _Solver(costs, problem).run()
@@ -257,6 +261,59 @@ def _two_clients(costs: np.ndarray, first_count: int) -> np.ndarray:
         raise InfeasiblePlacementError("no placement of the tasks on two clients meets the counts")
     order = np.argsort(costs[free, 0] - costs[free, 1], kind="stable")
     placement[free[order[:wanted]]] = 0
+    return placement
+
+
+def _two_clients_unique_optimum(costs: np.ndarray, problem: PlacementProblem) -> np.ndarray | None:
+    """Two clients with group caps (a balance_subtopology standby pair): the placement when the minimum of
+    the tie-broken costs is reached by one placement only, else None (the general solve then decides among
+    the placements of equal cost, as before).
+
+    With every task on client 1 as the base, putting task t on client 0 adds d(t) = cost(t, 0) - cost(t,
+    1). Group g puts k(g) of its tasks on client 0, between lo(g) = size - cap(g, 1) and hi(g) = cap(g, 0),
+    and the k(g) sum to client 0's count; for given k(g) the best is group g's k(g) smallest d. The group
+    totals are convex in k(g), so the minimum takes each group's lo(g) smallest, then the smallest of the
+    rest up to hi(g) over all groups. It is the only minimum when, in every group, the chosen d are below
+    the others (no exchange inside a group ties), and the largest optional d chosen is below the smallest
+    one left (every change of the k(g) costs more: by convexity at least its count times that margin)."""
+    if (costs >= NO_EDGE).any():
+        return None
+    deltas = costs[:, 0] - costs[:, 1]
+    groups = problem.groups
+    caps = problem.group_capacity
+    placement = np.ones(costs.shape[0], dtype=np.int64)
+    wanted = int(problem.client_capacity[0])
+    members: list[np.ndarray] = []
+    chosen = np.zeros(caps.shape[0], dtype=np.int64)
+    lowest: list[int] = []
+    for group in range(caps.shape[0]):
+        tasks = np.flatnonzero(groups == group)
+        tasks = tasks[np.argsort(deltas[tasks], kind="stable")]
+        members.append(tasks)
+        low = max(0, len(tasks) - int(caps[group, 1]))
+        high = min(len(tasks), int(caps[group, 0]))
+        if low > high:
+            return None
+        chosen[group] = low
+        lowest.append(high)
+    optional = [
+        (int(deltas[tasks[i]]), group)
+        for group, tasks in enumerate(members)
+        for i in range(int(chosen[group]), lowest[group])
+    ]
+    extra = wanted - int(chosen.sum())
+    if extra < 0 or extra > len(optional):
+        return None
+    optional.sort()
+    if 0 < extra < len(optional) and optional[extra - 1][0] == optional[extra][0]:
+        return None  # an optional task chosen ties with one left out
+    for _, group in optional[:extra]:
+        chosen[group] += 1
+    for group, tasks in enumerate(members):
+        count = int(chosen[group])
+        if 0 < count < len(tasks) and deltas[tasks[count - 1]] == deltas[tasks[count]]:
+            return None  # two tasks of the group tie across the cut
+        placement[tasks[:count]] = 0
     return placement
 
 
