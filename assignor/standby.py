@@ -52,6 +52,8 @@ class StandbyPlacementView(Protocol):
 
     def holds_active(self, client: ProcessId, task: TaskId) -> bool: ...
 
+    def active_tasks_of(self, client: ProcessId) -> Iterable[TaskId]: ...
+
     def load(self, client: ProcessId) -> float:
         """Tasks (active + standby) per thread: the least-loaded picker's weight."""
         ...
@@ -82,6 +84,9 @@ class ClientStateView:
 
     def holds_active(self, client: ProcessId, task: TaskId) -> bool:
         return self._clients[client].has_active(task)
+
+    def active_tasks_of(self, client: ProcessId) -> Iterable[TaskId]:
+        return self._clients[client].active_set()
 
     def load(self, client: ProcessId) -> float:
         return self._clients[client].assigned_task_load
@@ -130,6 +135,7 @@ class LeastLoadedClients:
         self._members: set[ProcessId] = set()
         self._entry: dict[ProcessId, tuple[float, tuple[int, int], ProcessId]] = {}
         self._order: list[tuple[float, tuple[int, int], ProcessId]] = []  # sorted by (load, ProcessId)
+        self._polled: list[ProcessId] = []  # taken out by poll since the last offer_every_client
 
     def offer(self, client: ProcessId) -> None:
         if client in self._members:
@@ -149,11 +155,24 @@ class LeastLoadedClients:
         for client in clients:
             self.offer(client)
 
+    def offer_every_client(self) -> None:
+        """``offer_all(view.client_ids())``, visiting only the clients that can be out of the set: those
+        polled since, or all on the first call (offering a member is a no-op, and the set's order does not
+        depend on the order of the offers)."""
+        clients = self._view.client_ids()
+        if len(self._entry) < len(clients):
+            self.offer_all(clients)
+            self._polled.clear()
+            return
+        polled, self._polled = self._polled, []
+        self.offer_all(polled)
+
     def poll(self, task: TaskId, extra: Callable[[ProcessId], bool] | None = None) -> ProcessId | None:
         view, members = self._view, self._members
         for _, _, client in self._order:
             if client in members and not view.holds(client, task) and (extra is None or extra(client)):
                 members.discard(client)
+                self._polled.append(client)
                 return client
         return None
 
@@ -256,10 +275,15 @@ class ClientTagStandbyPlacement:
         ordered = _visiting_order(tasks, client_tag_task_order)
         for task in ordered:
             self.remaining[task] = self.num_standby_replicas
+        # Each task's active holders in client order (placing standbys leaves the actives as they are).
+        active_holders: dict[TaskId, list[ProcessId]] = {}
+        for client in self.view.client_ids():
+            for task in self.view.active_tasks_of(client):
+                active_holders.setdefault(task, []).append(client)
         for task in ordered:
-            for client in self.view.client_ids():
+            for client in active_holders.get(task, ()):
                 # normally one active holder; after a second one, only what the first could not place
-                if task in self.remaining and self.view.holds_active(client, task):
+                if task in self.remaining:
                     self.place_for_task(task, client)
         if self.remaining:
             self.place_pending_on_least_loaded()
@@ -281,7 +305,7 @@ class ClientTagStandbyPlacement:
 
     def place_for_task(self, task: TaskId, active_client: ProcessId) -> None:
         """Place the task's remaining standbys on clients whose configured tag values are all unused yet."""
-        self.clients.offer_all(self.view.client_ids())
+        self.clients.offer_every_client()
         used_clients = 1  # the active's client counts as used
         remaining = self.remaining.get(task, self.num_standby_replicas)
         used_entries: dict[TagEntry, set[ProcessId]] = {}
@@ -305,7 +329,7 @@ class ClientTagStandbyPlacement:
 
     def place_pending_on_least_loaded(self) -> None:
         """Fallback: what the tags could not place goes to the least-loaded clients, tasks in TaskId order."""
-        self.clients.offer_all(self.view.client_ids())
+        self.clients.offer_every_client()
         for task in sorted(self.remaining):
             missing = _place_on_least_loaded(self.view, self.clients, task, self.remaining[task])
             self.remaining[task] = missing

@@ -171,6 +171,9 @@ class AssignmentView:
     def holds_active(self, client: ProcessId, task: TaskId) -> bool:
         return self._assignments[client].role_of(task) is ACTIVE
 
+    def active_tasks_of(self, client: ProcessId) -> Iterable[TaskId]:
+        return self._assignments[client].active_tasks()
+
     def load(self, client: ProcessId) -> float:
         return len(self._assignments[client].tasks()) / self._states[client].num_processing_threads
 
