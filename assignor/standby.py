@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from bisect import bisect_left, insort
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from fleet_assignor.assignor.client_state import ClientState
@@ -167,10 +167,22 @@ class LeastLoadedClients:
         polled, self._polled = self._polled, []
         self.offer_all(polled)
 
-    def poll(self, task: TaskId, extra: Callable[[ProcessId], bool] | None = None) -> ProcessId | None:
+    def poll(
+        self,
+        task: TaskId,
+        extra: Callable[[ProcessId], bool] | None = None,
+        excluded: Container[ProcessId] = (),
+    ) -> ProcessId | None:
+        """``excluded``: clients never taken (the client-tag placement's used tag values), checked first
+        as the cheapest test."""
         view, members = self._view, self._members
         for _, _, client in self._order:
-            if client in members and not view.holds(client, task) and (extra is None or extra(client)):
+            if (
+                client not in excluded
+                and client in members
+                and not view.holds(client, task)
+                and (extra is None or extra(client))
+            ):
                 members.discard(client)
                 self._polled.append(client)
                 return client
@@ -312,9 +324,7 @@ class ClientTagStandbyPlacement:
         last_used = active_client
         while remaining > 0:
             self._update_used_entries(last_used, used_clients, used_entries)
-            client = self.clients.poll(
-                task, lambda c: not any(c in members for members in used_entries.values())
-            )
+            client = self.clients.poll(task, excluded=set().union(*used_entries.values()))
             if client is None:
                 break
             self.view.assign_standby(client, task)

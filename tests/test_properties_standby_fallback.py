@@ -188,6 +188,11 @@ class _ReferencePrioritySet(ConstrainedPrioritySet):
     def offer_every_client(self) -> None:
         self.offer_all(self._view.client_ids())
 
+    def poll(self, task, extra=None, excluded=()):
+        if not excluded:
+            return super().poll(task, extra)
+        return super().poll(task, lambda client: client not in excluded and (extra is None or extra(client)))
+
 
 def _reference_priority_set(view):
     return _ReferencePrioritySet(view)
