@@ -12,9 +12,10 @@ from scipy.optimize import linprog
 
 from fleet_assignor.assignor.rack.graph import ceil_share
 from fleet_assignor.assignor.rack.solver import (
+    InfeasiblePlacementError,
     PlacementProblem,
     _Solver,
-    _two_clients_unique_optimum,
+    _TwoClientSolver,
     input_is_the_optimum,
     solve_placement,
     tie_broken_costs,
@@ -157,26 +158,32 @@ def test_the_input_is_declared_optimal_only_when_the_full_solve_keeps_it(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_two_clients_unique_optimum_is_the_general_solve(seed):
-    """Two clients with group caps (balance_subtopology standby pairs): where the shortcut answers, its
-    placement is the general solve's; many inputs tie (small integer costs), and there it must not answer."""
+def test_the_two_client_solver_is_the_general_solver(seed):
+    """`_TwoClientSolver` is `_Solver` for two clients: the same placement on random problems with group
+    caps (tight and loose), many ties (small integer costs), left-out edges, and infeasible ones."""
     rng = np.random.default_rng(seed)
-    answered = declined = 0
-    for _ in range(400):
-        tasks = int(rng.integers(2, 30))
-        groups = rng.integers(0, int(rng.integers(1, 6)), tasks)
-        costs = rng.integers(0, 4, (tasks, 2))
+    compared = 0
+    for k in range(500):
+        tasks = int(rng.integers(1, 30))
+        groups = np.unique(rng.integers(0, int(rng.integers(1, 6)), tasks), return_inverse=True)[1]
+        costs = rng.integers(0, int(rng.integers(1, 6)), (tasks, 2))
         current = rng.integers(0, 2, tasks)
+        allowed = np.ones((tasks, 2), dtype=bool)
+        if k % 3 == 0:
+            allowed = rng.random((tasks, 2)) > 0.15
+            allowed[np.arange(tasks), current] = True
         counts = np.bincount(current, minlength=2).astype(np.int64)
-        sizes = np.bincount(groups)
-        caps = np.stack([ceil_share(counts, int(size), tasks) for size in sizes])
-        problem = PlacementProblem(costs, np.ones((tasks, 2), dtype=bool), current, counts, groups, caps)
-        scaled = tie_broken_costs(costs, problem.allowed, current)
-        shortcut = _two_clients_unique_optimum(scaled, problem)
-        if shortcut is None:
-            declined += 1
+        caps = np.stack([ceil_share(counts, int(size), tasks) for size in np.bincount(groups)])
+        if k % 5 == 0:
+            caps = caps + rng.integers(0, 2, caps.shape)
+        problem = PlacementProblem(costs, allowed, current, counts, groups, caps)
+        scaled = tie_broken_costs(costs, allowed, current)
+        try:
+            general = _Solver(scaled, problem).run()
+        except InfeasiblePlacementError:
+            with pytest.raises(InfeasiblePlacementError):
+                _TwoClientSolver(scaled, problem).run()
             continue
-        answered += 1
-        general = current.copy() if input_is_the_optimum(problem) else _Solver(scaled, problem).run()
-        assert np.array_equal(shortcut, general)
-    assert answered > 100 and declined > 100
+        assert np.array_equal(_TwoClientSolver(scaled, problem).run(), general)
+        compared += 1
+    assert compared > 400

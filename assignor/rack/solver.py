@@ -157,12 +157,10 @@ def solve_placement(problem: PlacementProblem) -> np.ndarray:
         )
     if clients == 2 and problem.group_capacity.shape[0] == 1:
         return _two_clients(costs, int(problem.client_capacity[0]))
-    if clients == 2:
-        unique = _two_clients_unique_optimum(costs, problem)
-        if unique is not None:
-            return unique
     if input_is_the_optimum(problem):
         return problem.current.copy()
+    if clients == 2:
+        return _TwoClientSolver(costs, problem).run()
     return _Solver(costs, problem).run()
 
 
@@ -261,59 +259,6 @@ def _two_clients(costs: np.ndarray, first_count: int) -> np.ndarray:
         raise InfeasiblePlacementError("no placement of the tasks on two clients meets the counts")
     order = np.argsort(costs[free, 0] - costs[free, 1], kind="stable")
     placement[free[order[:wanted]]] = 0
-    return placement
-
-
-def _two_clients_unique_optimum(costs: np.ndarray, problem: PlacementProblem) -> np.ndarray | None:
-    """Two clients with group caps (a balance_subtopology standby pair): the placement when the minimum of
-    the tie-broken costs is reached by one placement only, else None (the general solve then decides among
-    the placements of equal cost, as before).
-
-    With every task on client 1 as the base, putting task t on client 0 adds d(t) = cost(t, 0) - cost(t,
-    1). Group g puts k(g) of its tasks on client 0, between lo(g) = size - cap(g, 1) and hi(g) = cap(g, 0),
-    and the k(g) sum to client 0's count; for given k(g) the best is group g's k(g) smallest d. The group
-    totals are convex in k(g), so the minimum takes each group's lo(g) smallest, then the smallest of the
-    rest up to hi(g) over all groups. It is the only minimum when, in every group, the chosen d are below
-    the others (no exchange inside a group ties), and the largest optional d chosen is below the smallest
-    one left (every change of the k(g) costs more: by convexity at least its count times that margin)."""
-    if (costs >= NO_EDGE).any():
-        return None
-    deltas = costs[:, 0] - costs[:, 1]
-    groups = problem.groups
-    caps = problem.group_capacity
-    placement = np.ones(costs.shape[0], dtype=np.int64)
-    wanted = int(problem.client_capacity[0])
-    members: list[np.ndarray] = []
-    chosen = np.zeros(caps.shape[0], dtype=np.int64)
-    lowest: list[int] = []
-    for group in range(caps.shape[0]):
-        tasks = np.flatnonzero(groups == group)
-        tasks = tasks[np.argsort(deltas[tasks], kind="stable")]
-        members.append(tasks)
-        low = max(0, len(tasks) - int(caps[group, 1]))
-        high = min(len(tasks), int(caps[group, 0]))
-        if low > high:
-            return None
-        chosen[group] = low
-        lowest.append(high)
-    optional = [
-        (int(deltas[tasks[i]]), group)
-        for group, tasks in enumerate(members)
-        for i in range(int(chosen[group]), lowest[group])
-    ]
-    extra = wanted - int(chosen.sum())
-    if extra < 0 or extra > len(optional):
-        return None
-    optional.sort()
-    if 0 < extra < len(optional) and optional[extra - 1][0] == optional[extra][0]:
-        return None  # an optional task chosen ties with one left out
-    for _, group in optional[:extra]:
-        chosen[group] += 1
-    for group, tasks in enumerate(members):
-        count = int(chosen[group])
-        if 0 < count < len(tasks) and deltas[tasks[count - 1]] == deltas[tasks[count]]:
-            return None  # two tasks of the group tie across the cut
-        placement[tasks[:count]] = 0
     return placement
 
 
@@ -573,6 +518,179 @@ class _Solver:
         self.group_load[group, client] += delta
         self.load[client] += delta
         if self.group_load[group, client] > 0:
+            self.groups_on[client].add(group)
+        else:
+            self.groups_on[client].discard(group)
+
+
+class _TwoClientSolver:
+    """`_Solver` for two clients in plain Python numbers: the same insertions, Dijkstra steps, heap order
+    (label, rank, node), cheapest-task rows and augmentations, so the same placement, without numpy's
+    per-call cost on arrays of two (a balance_subtopology standby pair has ~20 tasks; the rack loop solves
+    thousands of pairs). Node numbers are `_Solver`'s: F(g, c) = 2g + c, S(c) = 2G + c, sink = 2G + 2.
+    Potentials are kept as they are (`_Solver` keeps them relative to a shared offset: same labels)."""
+
+    def __init__(self, costs: np.ndarray, problem: PlacementProblem) -> None:
+        self.costs: list[list[int]] = costs.tolist()
+        self.groups: list[int] = problem.groups.tolist()
+        self.group_cap: list[list[int]] = problem.group_capacity.tolist()
+        self.n_groups = len(self.group_cap)
+        self.client_cap: list[int] = problem.client_capacity.tolist()
+        self.s_base = 2 * self.n_groups
+        self.sink = self.s_base + 2
+        self.potential = [0] * (self.sink + 1)
+        self.group_load = [[0, 0] for _ in range(self.n_groups)]
+        self.load = [0, 0]
+        self.groups_on: list[set[int]] = [set(), set()]
+        self.placement = [-1] * len(self.costs)
+        # Per (group, client): its tasks in arrival order, and the cheapest move of one of them to the
+        # other client (delta, task): the first of the lowest deltas, as `_Rows`.
+        self.members: dict[tuple[int, int], list[int]] = {}
+        self.best: dict[tuple[int, int], tuple[int, int]] = {}
+
+    def run(self) -> np.ndarray:
+        for task in range(len(self.costs)):
+            self._insert(task)
+        return np.array(self.placement, dtype=np.int64)
+
+    def _delta(self, task: int, client: int) -> int:
+        row = self.costs[task]
+        other = row[1 - client]
+        return int(NO_EDGE) if other >= NO_EDGE else other - row[client]
+
+    def _insert(self, task: int) -> None:
+        pot = self.potential
+        sink = self.sink
+        dist = [int(NO_EDGE)] * (sink + 1)
+        parent = [-1] * (sink + 1)
+        settled = [False] * (sink + 1)
+        room = [self.load[c] < self.client_cap[c] for c in (0, 1)]
+        ranks: dict[int, tuple[int, int]] = {}
+
+        def rank(group: int) -> tuple[int, int]:
+            found = ranks.get(group)
+            if found is None:
+                load, cap = self.group_load[group], self.group_cap[group]
+                found = (2 if room[0] and load[0] < cap[0] else 3, 2 if room[1] and load[1] < cap[1] else 3)
+                ranks[group] = found
+            return found
+
+        group = self.groups[task]
+        heap: list[tuple[int, int, int]] = []
+        start_rank = rank(group)
+        for client in (0, 1):
+            node = 2 * group + client
+            cost = self.costs[task][client]
+            label = int(NO_EDGE) if cost >= NO_EDGE else cost - pot[node]
+            dist[node] = label
+            if label < _HALF:
+                heap.append((label, start_rank[client], node))
+        heapq.heapify(heap)
+        while heap:
+            label, _, node = heapq.heappop(heap)
+            if settled[node] or label != dist[node]:
+                continue
+            settled[node] = True
+            if node == sink:
+                break
+            if node < self.s_base:
+                self._relax_group_node(node, label, dist, parent, settled, heap, rank)
+            else:
+                self._relax_client_node(node, label, dist, parent, settled, heap)
+        if not settled[sink]:
+            raise InfeasiblePlacementError(f"no client can take task index {task} within the capacities")
+        sink_label = dist[sink]
+        for node in range(sink + 1):
+            pot[node] += dist[node] if settled[node] else sink_label
+        self._augment(task, parent)
+
+    def _relax_group_node(self, node, label, dist, parent, settled, heap, rank) -> None:
+        group, client = divmod(node, 2)
+        pot = self.potential
+        best = self.best.get((group, client))
+        if best is not None:
+            target = 2 * group + 1 - client
+            candidate = best[0] + label + pot[node] - pot[target]
+            if candidate < min(dist[target], _HALF):
+                dist[target] = candidate
+                parent[target] = node
+                heapq.heappush(heap, (candidate, rank(group)[1 - client], target))
+        if self.group_load[group][client] < self.group_cap[group][client]:
+            target = self.s_base + client
+            value = label + pot[node] - pot[target]
+            if not settled[target] and value < dist[target]:
+                dist[target] = value
+                parent[target] = node
+                heapq.heappush(heap, (value, 1, target))
+
+    def _relax_client_node(self, node, label, dist, parent, settled, heap) -> None:
+        client = node - self.s_base
+        pot = self.potential
+        if self.load[client] < self.client_cap[client]:
+            value = label + pot[node] - pot[self.sink]
+            if value < dist[self.sink]:
+                dist[self.sink] = value
+                parent[self.sink] = node
+                heapq.heappush(heap, (value, 0, self.sink))
+        for group in sorted(self.groups_on[client]):
+            target = 2 * group + client
+            value = label + pot[node] - pot[target]
+            if not settled[target] and value < dist[target]:
+                dist[target] = value
+                parent[target] = node
+                heapq.heappush(heap, (value, 3, target))
+
+    def _augment(self, task: int, parent: list[int]) -> None:
+        moves: list[tuple[int, int, int, int]] = []  # (task, group, from, to)
+        first_client = -1
+        node = parent[self.sink]
+        while node != -1:
+            prev = parent[node]
+            if node < self.s_base:
+                group, client = divmod(node, 2)
+                if prev == -1:
+                    first_client = client
+                elif prev < self.s_base:
+                    moves.append((self.best[(group, 1 - client)][1], group, 1 - client, client))
+            node = prev
+        for moved, group, from_client, to_client in moves:
+            self._remove(group, from_client, moved)
+            self._count(group, from_client, -1)
+            self._place(moved, group, to_client)
+        self._place(task, self.groups[task], first_client)
+
+    def _remove(self, group: int, client: int, task: int) -> None:
+        key = (group, client)
+        members = self.members[key]
+        members.remove(task)
+        if not members:
+            del self.members[key], self.best[key]
+            return
+        best = None
+        for member in members:
+            delta = self._delta(member, client)
+            if best is None or delta < best[0]:
+                best = (delta, member)
+        self.best[key] = cast(tuple[int, int], best)
+
+    def _place(self, task: int, group: int, client: int) -> None:
+        key = (group, client)
+        delta = self._delta(task, client)
+        members = self.members.get(key)
+        if not members:
+            self.members[key] = [task]
+            self.best[key] = (delta, task)
+        else:
+            members.append(task)
+            if delta < self.best[key][0]:
+                self.best[key] = (delta, task)
+        self.placement[task] = client
+        self._count(group, client, 1)
+
+    def _count(self, group: int, client: int, delta: int) -> None:
+        self.group_load[group][client] += delta
+        self.load[client] += delta
+        if self.group_load[group][client] > 0:
             self.groups_on[client].add(group)
         else:
             self.groups_on[client].discard(group)
