@@ -160,7 +160,7 @@ def solve_placement(problem: PlacementProblem) -> np.ndarray:
     if input_is_the_optimum(problem):
         return problem.current.copy()
     if clients == 2:
-        return _TwoClientSolver(costs, problem).run()
+        return np.array(_TwoClientSolver.of(costs, problem).run(), dtype=np.int64)
     return _Solver(costs, problem).run()
 
 
@@ -260,6 +260,22 @@ def _two_clients(costs: np.ndarray, first_count: int) -> np.ndarray:
     order = np.argsort(costs[free, 0] - costs[free, 1], kind="stable")
     placement[free[order[:wanted]]] = 0
     return placement
+
+
+def solve_two_clients(
+    costs: list[list[int]], groups: list[int], group_cap: list[list[int]], client_cap: list[int]
+) -> list[int]:
+    """`solve_placement` on two clients with every edge allowed, given as lists with tie-broken costs: one
+    group as `_two_clients` (``client_cap[0]`` smallest cost differences on client 0, ties to the lower
+    task), else `_TwoClientSolver`. `input_is_the_optimum` is not asked: it answers only where the input is
+    the one minimum, which the exact solve returns as well."""
+    if len(group_cap) == 1:
+        order = sorted(range(len(costs)), key=lambda task: costs[task][0] - costs[task][1])
+        placement = [1] * len(costs)
+        for task in order[: client_cap[0]]:
+            placement[task] = 0
+        return placement
+    return _TwoClientSolver(costs, groups, group_cap, client_cap).run()
 
 
 # A run's entries taken one at a time before the rest is sorted at once.
@@ -530,12 +546,16 @@ class _TwoClientSolver:
     thousands of pairs). Node numbers are `_Solver`'s: F(g, c) = 2g + c, S(c) = 2G + c, sink = 2G + 2.
     Potentials are kept as they are (`_Solver` keeps them relative to a shared offset: same labels)."""
 
-    def __init__(self, costs: np.ndarray, problem: PlacementProblem) -> None:
-        self.costs: list[list[int]] = costs.tolist()
-        self.groups: list[int] = problem.groups.tolist()
-        self.group_cap: list[list[int]] = problem.group_capacity.tolist()
-        self.n_groups = len(self.group_cap)
-        self.client_cap: list[int] = problem.client_capacity.tolist()
+    def __init__(
+        self, costs: list[list[int]], groups: list[int], group_cap: list[list[int]], client_cap: list[int]
+    ) -> None:
+        """``costs``: tie-broken (`tie_broken_costs`), NO_EDGE for a left-out edge; the rest as in
+        `PlacementProblem`, as lists."""
+        self.costs = costs
+        self.groups = groups
+        self.group_cap = group_cap
+        self.n_groups = len(group_cap)
+        self.client_cap = client_cap
         self.s_base = 2 * self.n_groups
         self.sink = self.s_base + 2
         self.potential = [0] * (self.sink + 1)
@@ -548,10 +568,20 @@ class _TwoClientSolver:
         self.members: dict[tuple[int, int], list[int]] = {}
         self.best: dict[tuple[int, int], tuple[int, int]] = {}
 
-    def run(self) -> np.ndarray:
+    @classmethod
+    def of(cls, costs: np.ndarray, problem: PlacementProblem) -> _TwoClientSolver:
+        return cls(
+            costs.tolist(),
+            problem.groups.tolist(),
+            problem.group_capacity.tolist(),
+            problem.client_capacity.tolist(),
+        )
+
+    def run(self) -> list[int]:
+        """The client (0 or 1) of every task."""
         for task in range(len(self.costs)):
             self._insert(task)
-        return np.array(self.placement, dtype=np.int64)
+        return self.placement
 
     def _delta(self, task: int, client: int) -> int:
         row = self.costs[task]
