@@ -195,6 +195,7 @@ class SwapScreen:
             self._slot_of[row] = filled[client]
             filled[client] += 1
         self._allowed = np.zeros((rows + 1, clients), dtype=bool)
+        self._allowed_by_client = np.zeros((clients, rows + 1), dtype=bool)  # its transpose, for gathers
         # saving[k, row]: traffic x partitions the row's standby stops reading remotely on rack column k.
         self._saving = np.zeros((len(racks), rows + 1), dtype=np.int64)
         for row in range(rows):
@@ -209,6 +210,7 @@ class SwapScreen:
         else:
             self._allowed[row] = self._destinations.allowed(owner, holders)
         self._allowed[row, list(holders)] = False
+        self._allowed_by_client[:, row] = self._allowed[row]
         remote = self._remote[row]
         self._saving[:, row] = self._traffic * (remote[self._rack_column[owner]] - remote)
 
@@ -244,12 +246,13 @@ class SwapScreen:
         racks = self._rack_column[start:]
         own = self._rack_column[first]
         rows = self._slots[first]
+        partner_slots = self._slots[start:]
         forward = self._allowed[rows, start:]  # first's standbys that may go to each partner
-        backward = self._allowed[self._slots[start:], first]  # each partner's standbys that may come here
-        given = forward.sum(axis=0)
-        taken = backward.sum(axis=1)
+        backward = self._allowed_by_client[first][partner_slots]  # each partner's that may come here
+        given = np.count_nonzero(forward, axis=0)
+        taken = np.count_nonzero(backward, axis=1)
         gain_given = np.where(forward, self._saving[:, rows].T[:, racks], _NO_GAIN).max(axis=0)
-        gain_taken = np.where(backward, self._saving[own][self._slots[start:]], _NO_GAIN).max(axis=1)
+        gain_taken = np.where(backward, self._saving[own][partner_slots], _NO_GAIN).max(axis=1)
         may_move = gain_given + gain_taken > self._threshold
         if self._groups > 1:
             may_move |= self._over_caps(rows, start, forward, backward, given, taken)
@@ -259,8 +262,9 @@ class SwapScreen:
         """balance_subtopology: whether the input breaks a cap of the pair's graph (graph.py)."""
         groups = self._groups
         partners = backward.shape[0]
-        one_hot = self._group[rows][:, None] == np.arange(groups)
-        here = one_hot.T.astype(np.int64) @ forward.astype(np.int64)  # (group, partner)
+        one_hot = self._group[rows][None, :] == np.arange(groups)[:, None]
+        # (group, partner) counts; float32 runs the product in BLAS and counts below 2^24 stay exact
+        here = (one_hot.astype(np.float32) @ forward.astype(np.float32)).astype(np.int64)
         keys = np.arange(partners)[:, None] * groups + self._group[self._slots[start:]]
         there = np.bincount(keys[backward], minlength=partners * groups).reshape(partners, groups).T
         total = np.maximum(given + taken, 1)
