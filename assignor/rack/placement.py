@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def balanced_pair_placement(
     client_racks: Sequence[str | None],
     remote: RemoteCounts,
     costs: RackCosts,
-    group_of: Callable[[TaskId], Hashable],
+    group_of: Callable[[TaskId], Any],  # a sortable key (graph.build_problem)
 ) -> list[int]:
     """``optimize_placement(BALANCE_SUBTOPOLOGY, ...).placement`` for two clients with every edge allowed (a
     standby pair of the KIP-924 swaps, solved thousands of times at 300 clients), in plain Python numbers:

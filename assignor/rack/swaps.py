@@ -18,8 +18,8 @@ all of a client's standbys, a superset of the ones the pair may move, so they on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
-from typing import Protocol
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -151,7 +151,7 @@ class SwapScreen:
         remote: RemoteCounts,
         traffic: int,
         non_overlap: int,
-        group_of: Callable[[TaskId], Hashable] | None,
+        group_of: Callable[[TaskId], Any] | None,  # a sortable key (graph.build_problem)
     ) -> None:
         """``standbys[c]``: client c's standbys to optimize; ``holders[t]``: every client holding t in any
         role (kept up to date here); ``destinations``: the client-tag rule, None when every move is
