@@ -17,6 +17,7 @@ from fleet_assignor.assignor.client_state import ClientState
 from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import TaskAssignmentException
 from fleet_assignor.assignor.process_id import ProcessId
+from fleet_assignor.assignor.standby import AnyStandbyMove
 from fleet_assignor.assignor.task_id import TaskId
 
 log = logging.getLogger(__name__)
@@ -192,7 +193,7 @@ class LegacyStickyTaskAssignor:
                 run.clients,
                 _or_default(configs.rack_aware_traffic_cost, DEFAULT_STATEFUL_TRAFFIC_COST),
                 _or_default(configs.rack_aware_non_overlap_cost, DEFAULT_STATEFUL_NON_OVERLAP_COST),
-                lambda *_: True,
+                AnyStandbyMove(),
             )
         return False
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from bisect import bisect_left, insort
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from fleet_assignor.assignor.client_state import ClientState
@@ -51,6 +51,8 @@ class StandbyPlacementView(Protocol):
         ...
 
     def holds_active(self, client: ProcessId, task: TaskId) -> bool: ...
+
+    def active_tasks_of(self, client: ProcessId) -> Iterable[TaskId]: ...
 
     def load(self, client: ProcessId) -> float:
         """Tasks (active + standby) per thread: the least-loaded picker's weight."""
@@ -82,6 +84,9 @@ class ClientStateView:
 
     def holds_active(self, client: ProcessId, task: TaskId) -> bool:
         return self._clients[client].has_active(task)
+
+    def active_tasks_of(self, client: ProcessId) -> Iterable[TaskId]:
+        return self._clients[client].active_set()
 
     def load(self, client: ProcessId) -> float:
         return self._clients[client].assigned_task_load
@@ -130,6 +135,7 @@ class LeastLoadedClients:
         self._members: set[ProcessId] = set()
         self._entry: dict[ProcessId, tuple[float, tuple[int, int], ProcessId]] = {}
         self._order: list[tuple[float, tuple[int, int], ProcessId]] = []  # sorted by (load, ProcessId)
+        self._polled: list[ProcessId] = []  # taken out by poll since the last offer_every_client
 
     def offer(self, client: ProcessId) -> None:
         if client in self._members:
@@ -149,11 +155,36 @@ class LeastLoadedClients:
         for client in clients:
             self.offer(client)
 
-    def poll(self, task: TaskId, extra: Callable[[ProcessId], bool] | None = None) -> ProcessId | None:
+    def offer_every_client(self) -> None:
+        """``offer_all(view.client_ids())``, visiting only the clients that can be out of the set: those
+        polled since, or all on the first call (offering a member is a no-op, and the set's order does not
+        depend on the order of the offers)."""
+        clients = self._view.client_ids()
+        if len(self._entry) < len(clients):
+            self.offer_all(clients)
+            self._polled.clear()
+            return
+        polled, self._polled = self._polled, []
+        self.offer_all(polled)
+
+    def poll(
+        self,
+        task: TaskId,
+        extra: Callable[[ProcessId], bool] | None = None,
+        excluded: Container[ProcessId] = (),
+    ) -> ProcessId | None:
+        """``excluded``: clients never taken (the client-tag placement's used tag values), checked first
+        as the cheapest test."""
         view, members = self._view, self._members
         for _, _, client in self._order:
-            if client in members and not view.holds(client, task) and (extra is None or extra(client)):
+            if (
+                client not in excluded
+                and client in members
+                and not view.holds(client, task)
+                and (extra is None or extra(client))
+            ):
                 members.discard(client)
+                self._polled.append(client)
                 return client
         return None
 
@@ -256,10 +287,15 @@ class ClientTagStandbyPlacement:
         ordered = _visiting_order(tasks, client_tag_task_order)
         for task in ordered:
             self.remaining[task] = self.num_standby_replicas
+        # Each task's active holders in client order (placing standbys leaves the actives as they are).
+        active_holders: dict[TaskId, list[ProcessId]] = {}
+        for client in self.view.client_ids():
+            for task in self.view.active_tasks_of(client):
+                active_holders.setdefault(task, []).append(client)
         for task in ordered:
-            for client in self.view.client_ids():
+            for client in active_holders.get(task, ()):
                 # normally one active holder; after a second one, only what the first could not place
-                if task in self.remaining and self.view.holds_active(client, task):
+                if task in self.remaining:
                     self.place_for_task(task, client)
         if self.remaining:
             self.place_pending_on_least_loaded()
@@ -281,16 +317,14 @@ class ClientTagStandbyPlacement:
 
     def place_for_task(self, task: TaskId, active_client: ProcessId) -> None:
         """Place the task's remaining standbys on clients whose configured tag values are all unused yet."""
-        self.clients.offer_all(self.view.client_ids())
+        self.clients.offer_every_client()
         used_clients = 1  # the active's client counts as used
         remaining = self.remaining.get(task, self.num_standby_replicas)
         used_entries: dict[TagEntry, set[ProcessId]] = {}
         last_used = active_client
         while remaining > 0:
             self._update_used_entries(last_used, used_clients, used_entries)
-            client = self.clients.poll(
-                task, lambda c: not any(c in members for members in used_entries.values())
-            )
+            client = self.clients.poll(task, excluded=set().union(*used_entries.values()))
             if client is None:
                 break
             self.view.assign_standby(client, task)
@@ -305,7 +339,7 @@ class ClientTagStandbyPlacement:
 
     def place_pending_on_least_loaded(self) -> None:
         """Fallback: what the tags could not place goes to the least-loaded clients, tasks in TaskId order."""
-        self.clients.offer_all(self.view.client_ids())
+        self.clients.offer_every_client()
         for task in sorted(self.remaining):
             missing = _place_on_least_loaded(self.view, self.clients, task, self.remaining[task])
             self.remaining[task] = missing
@@ -341,6 +375,40 @@ def tag_spread_allows_move(
     return len(with_destination) >= len(with_source)
 
 
+class AnyStandbyMove:
+    """The standby movement predicate of least-loaded placement: every move is allowed. An object rather
+    than a function so that the rack optimizer can recognize it and skip asking (rack/swaps.py)."""
+
+    def __call__(
+        self,
+        source: ClientState,
+        destination: ClientState,
+        task: TaskId,
+        clients: Mapping[ProcessId, ClientState],
+    ) -> bool:
+        return True
+
+
+class TagSpreadStandbyMove:
+    """The standby movement predicate of client-tag placement: `tag_spread_allows_move` over the clients'
+    ``tags_of``. The rack optimizer recognizes it and asks the same rule for all clients at once
+    (rack/tag_spread.py)."""
+
+    def __init__(self, tags_of: Callable[[ClientState], Mapping[str, str]]) -> None:
+        self.tags_of = tags_of
+
+    def __call__(
+        self,
+        source: ClientState,
+        destination: ClientState,
+        task: TaskId,
+        clients: Mapping[ProcessId, ClientState],
+    ) -> bool:
+        return tag_spread_allows_move(
+            ClientStateView(clients, self.tags_of), source.process_id, destination.process_id, task
+        )
+
+
 # --- the legacy assignors and their factory (assignors.md §5.1)
 class DefaultStandbyTaskAssignor:
     """Least-loaded standby placement; every movement is allowed."""
@@ -357,14 +425,8 @@ class DefaultStandbyTaskAssignor:
     def is_allowed_task_movement(self, source: ClientState, destination: ClientState) -> bool:
         return True
 
-    def is_allowed_standby_movement(
-        self,
-        source: ClientState,
-        destination: ClientState,
-        task: TaskId,
-        clients: Mapping[ProcessId, ClientState],
-    ) -> bool:
-        return True
+    # Kafka's isAllowedStandbyMovement(source, destination, task, clients): every movement is allowed.
+    is_allowed_standby_movement = AnyStandbyMove()
 
 
 class ClientTagAwareStandbyTaskAssignor:
@@ -380,6 +442,8 @@ class ClientTagAwareStandbyTaskAssignor:
     ) -> None:
         self._tag_keys = None if tag_keys is None else tuple(tag_keys)
         self._tags_of = tags_of or (lambda state: state.client_tags)
+        # Kafka's isAllowedStandbyMovement(source, destination, task, clients).
+        self.is_allowed_standby_movement = TagSpreadStandbyMove(self._tags_of)
 
     def tags_of(self, client: ClientState) -> Mapping[str, str]:
         return self._tags_of(client)
@@ -405,17 +469,6 @@ class ClientTagAwareStandbyTaskAssignor:
         """Thread balancing may move a task only to a client with every tag of the source, same value."""
         destination_tags = self._tags_of(destination)
         return all(destination_tags.get(key) == value for key, value in self._tags_of(source).items())
-
-    def is_allowed_standby_movement(
-        self,
-        source: ClientState,
-        destination: ClientState,
-        task: TaskId,
-        clients: Mapping[ProcessId, ClientState],
-    ) -> bool:
-        return tag_spread_allows_move(
-            ClientStateView(clients, self._tags_of), source.process_id, destination.process_id, task
-        )
 
 
 StandbyTaskAssignor = DefaultStandbyTaskAssignor | ClientTagAwareStandbyTaskAssignor

@@ -102,6 +102,9 @@ class ClientTagSpreadPredicate:
     def __init__(self, states: Mapping[ProcessId, KafkaStreamsState]) -> None:
         self._states = states
 
+    def tags_of(self, client: ProcessId) -> Mapping[str, str]:
+        return self._states[client].client_tags
+
     def can_move_standby_task(
         self,
         source: KafkaStreamsState,
@@ -167,6 +170,9 @@ class AssignmentView:
 
     def holds_active(self, client: ProcessId, task: TaskId) -> bool:
         return self._assignments[client].role_of(task) is ACTIVE
+
+    def active_tasks_of(self, client: ProcessId) -> Iterable[TaskId]:
+        return self._assignments[client].active_tasks()
 
     def load(self, client: ProcessId) -> float:
         return len(self._assignments[client].tasks()) / self._states[client].num_processing_threads

@@ -12,7 +12,9 @@ few runs of ``assign`` on a loaded state; peak memory is traced in a separate ru
 Plus whole plans at 300 clients x 3,000 tasks (issue 25; ``--part rack_plans``): every built-in assignor
 x rack strategy, through ``planner.plan_scenario`` (load, assign, validation, distribution, metrics), on 10
 stateful subtopologies x 300 partitions, 1 standby, 2 threads per client, clients round-robin on 3 racks,
-every partition's replicas on 1 or on 2 random racks, without or with a previous assignment and lags.
+every partition's replicas on 1 or on 2 random racks, without or with a previous assignment and lags; on
+the shapes with history also 2 standbys and client tags (zone, or zone and cluster, as the rack-aware
+assignment tags), with 1 and 2 standbys (rows' ``standbys`` and ``tags``).
 Time is CPU time (``time.process_time``: on a shared machine the wall clock mostly measures the
 scheduler), median of ``--repeat`` warm plans after a first one.
 
@@ -206,10 +208,23 @@ RACK_PLAN_SHAPES: dict[str, tuple[int, int | None]] = {
     "3000_tasks_x_300_clients_replicas_on_2_racks_with_history": (2, 26),
 }
 RACK_PLAN_TARGET_MS = 500.0
+# (standbys, client tag keys): the plain variant on every shape, the others on the shapes with history.
+RACK_PLAN_VARIANTS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (1, ()),
+    (2, ()),
+    (1, ("zone",)),
+    (2, ("zone",)),
+    (1, ("zone", "cluster")),
+    (2, ("zone", "cluster")),
+)
 
 
-def rack_plan_scenario(shape: str, strategy: str) -> dict[str, Any]:
-    """One of the ``RACK_PLAN_SHAPES`` with the given rack strategy (costs: the assignor's defaults)."""
+def rack_plan_scenario(
+    shape: str, strategy: str, standbys: int = 1, tag_keys: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """One of the ``RACK_PLAN_SHAPES`` with the given rack strategy (costs: the assignor's defaults),
+    ``standbys`` standby replicas and, with ``tag_keys``, client tags zone (3 values) and cluster (2 values)
+    round-robin (so zone follows the rack) configured as the rack-aware assignment tags."""
     replica_racks, history_seed = RACK_PLAN_SHAPES[shape]
     scenario = _shape(
         shape,
@@ -227,7 +242,16 @@ def rack_plan_scenario(shape: str, strategy: str) -> dict[str, Any]:
         client["rack"] = RACK_PLAN_RACKS[i % len(RACK_PLAN_RACKS)]
         client["lags"] = {t: lag for t, lag in client["lags"].items() if lag != END_OFFSET}
     _report_whole_changelogs(scenario["clients"], [t["id"] for t in scenario["tasks"]], rng)
-    scenario["configs"] = {**scenario["configs"], "rack_aware_assignment_strategy": strategy}
+    scenario["configs"] = {
+        **scenario["configs"],
+        "rack_aware_assignment_strategy": strategy,
+        "num_standby_replicas": standbys,
+    }
+    if tag_keys:
+        scenario["configs"]["rack_aware_assignment_tags"] = list(tag_keys)
+        for i, client in enumerate(scenario["clients"]):
+            tags = {"zone": f"z{i % 3}", "cluster": f"k{i % 2}"}
+            client["tags"] = {key: tags[key] for key in tag_keys}
     return scenario
 
 
@@ -258,22 +282,26 @@ def run_rack_plans(repeat: int, only: str | None) -> list[dict[str, Any]]:
     for shape in RACK_PLAN_SHAPES:
         if only and only not in shape:
             continue
-        for strategy in RACK_PLAN_STRATEGIES:
-            scenario = rack_plan_scenario(shape, strategy)
-            for assignor in RACK_PLAN_ASSIGNORS:
-                first_ms, median_ms = _plan_cpu_ms(scenario, assignor, repeat)
-                row = {
-                    "shape": shape,
-                    "assignor": assignor,
-                    "strategy": strategy,
-                    "tasks": len(scenario["tasks"]),
-                    "clients": len(scenario["clients"]),
-                    "first_cpu_ms": round(first_ms, 1),
-                    "warm_median_cpu_ms": round(median_ms, 1),
-                    "within_target": median_ms <= RACK_PLAN_TARGET_MS,
-                }
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+        variants = RACK_PLAN_VARIANTS if RACK_PLAN_SHAPES[shape][1] is not None else RACK_PLAN_VARIANTS[:1]
+        for standbys, tag_keys in variants:
+            for strategy in RACK_PLAN_STRATEGIES:
+                scenario = rack_plan_scenario(shape, strategy, standbys, tag_keys)
+                for assignor in RACK_PLAN_ASSIGNORS:
+                    first_ms, median_ms = _plan_cpu_ms(scenario, assignor, repeat)
+                    row = {
+                        "shape": shape,
+                        "assignor": assignor,
+                        "strategy": strategy,
+                        "standbys": standbys,
+                        "tags": list(tag_keys),
+                        "tasks": len(scenario["tasks"]),
+                        "clients": len(scenario["clients"]),
+                        "first_cpu_ms": round(first_ms, 1),
+                        "warm_median_cpu_ms": round(median_ms, 1),
+                        "within_target": median_ms <= RACK_PLAN_TARGET_MS,
+                    }
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
     return rows
 
 

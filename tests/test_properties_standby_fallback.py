@@ -177,9 +177,25 @@ def test_legacy_standby_replicas_fill_every_stateful_task_and_are_repeatable(dra
     ]
 
 
+class _ReferencePrioritySet(ConstrainedPrioritySet):
+    """The model's heap-based ConstrainedPrioritySet, the reference `LeastLoadedClients` must agree with;
+    offering every client is offering each of the view's clients."""
+
+    def __init__(self, view) -> None:
+        super().__init__(lambda client, task: not view.holds(client, task), view.load)
+        self._view = view
+
+    def offer_every_client(self) -> None:
+        self.offer_all(self._view.client_ids())
+
+    def poll(self, task, extra=None, excluded=()):
+        if not excluded:
+            return super().poll(task, extra)
+        return super().poll(task, lambda client: client not in excluded and (extra is None or extra(client)))
+
+
 def _reference_priority_set(view):
-    """The model's heap-based ConstrainedPrioritySet, the reference `LeastLoadedClients` must agree with."""
-    return ConstrainedPrioritySet(lambda client, task: not view.holds(client, task), view.load)
+    return _ReferencePrioritySet(view)
 
 
 def _reference_place_by_load(view, tasks, num_standby_replicas):

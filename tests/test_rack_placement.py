@@ -3,13 +3,20 @@ the fallback that admits the input placement when balance_subtopology's caps lea
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
 from fleet_assignor.assignor import RackAwareStrategy, TaskInfo, TaskTopicPartition, TopicPartition
 from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
 from fleet_assignor.assignor.rack.graph import subtopology_of
-from fleet_assignor.assignor.rack.placement import optimize_placement, with_input_admitted
+from fleet_assignor.assignor.rack.placement import (
+    balanced_pair_placement,
+    optimize_placement,
+    with_input_admitted,
+)
 from fleet_assignor.assignor.rack.solver import PlacementProblem
+from fleet_assignor.assignor.task_id import TaskId
 from tests.fixtures import TASK_0_0, TASK_0_1, TASK_1_0, TASK_1_1
 
 
@@ -82,3 +89,39 @@ def test_balance_subtopology_keeps_the_input_when_its_caps_admit_no_placement():
                    strategy=RackAwareStrategy.BALANCE_SUBTOPOLOGY, allowed=allowed)  # fmt: skip
     assert outcome.placement.tolist() == [0, 0, 1, 1]
     assert outcome.moved == 0
+
+
+def test_balanced_pair_placement_is_optimize_placement():
+    """The KIP-924 standby pairs' plain-Python path gives optimize_placement's placement (balance_subtopology,
+    two clients, every edge), on random pairs with one or several subtopologies, ties and zero costs."""
+    rng = random.Random(3)
+    racks = ["r1", "r2", "r3"]
+    infos = {}
+    for n in range(60):
+        task = TaskId(n % rng.randint(1, 5), n)
+        partitions = tuple(
+            TaskTopicPartition(
+                TopicPartition(f"c{n}-{k}", 0), False, True, frozenset(rng.sample(racks, rng.randint(1, 2)))
+            )
+            for k in range(rng.randint(1, 3))
+        )
+        infos[task] = TaskInfo(task, True, frozenset({"s"}), partitions)
+    remote = RemoteCounts(infos, PartitionScope.CHANGELOG)
+    for _ in range(400):
+        tasks = sorted(rng.sample(sorted(infos), rng.randint(1, 25)))
+        current = [rng.randint(0, 1) for _ in tasks]
+        pair = rng.sample(racks, 2) if rng.random() < 0.8 else [None, "r1"]
+        costs = RackCosts(*rng.choice([(10, 1), (1, 10), (0, 0), (1, 0), (3, 2)]))
+        outcome = optimize_placement(
+            RackAwareStrategy.BALANCE_SUBTOPOLOGY,
+            tasks,
+            pair,
+            np.array(current, dtype=np.int64),
+            np.ones((len(tasks), 2), dtype=bool),
+            remote,
+            costs,
+            subtopology_of,
+        )
+        assert balanced_pair_placement(tasks, current, pair, remote, costs, subtopology_of) == (
+            outcome.placement.tolist()
+        )

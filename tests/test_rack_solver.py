@@ -12,8 +12,10 @@ from scipy.optimize import linprog
 
 from fleet_assignor.assignor.rack.graph import ceil_share
 from fleet_assignor.assignor.rack.solver import (
+    InfeasiblePlacementError,
     PlacementProblem,
     _Solver,
+    _TwoClientSolver,
     input_is_the_optimum,
     solve_placement,
     tie_broken_costs,
@@ -153,3 +155,38 @@ def test_the_input_is_declared_optimal_only_when_the_full_solve_keeps_it(seed):
             # One group: an optimum has no cycle of moves that lowers the cost, so it is always declared.
             assert input_is_the_optimum(again)
     assert declared >= 50
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_two_client_solver_is_the_general_solver(seed):
+    """`_TwoClientSolver` is `_Solver` for two clients: the same placement on random problems with group
+    caps (tight and loose), many ties (small integer costs), left-out edges, and infeasible ones."""
+    rng = np.random.default_rng(seed)
+    compared = 0
+    for k in range(500):
+        tasks = int(rng.integers(1, 30))
+        groups = np.unique(rng.integers(0, int(rng.integers(1, 6)), tasks), return_inverse=True)[1]
+        costs = rng.integers(0, int(rng.integers(1, 6)), (tasks, 2))
+        current = rng.integers(0, 2, tasks)
+        allowed = np.ones((tasks, 2), dtype=bool)
+        if k % 3 == 0:
+            allowed = rng.random((tasks, 2)) > 0.15
+            allowed[np.arange(tasks), current] = True
+        counts = np.bincount(current, minlength=2).astype(np.int64)
+        caps = np.stack([ceil_share(counts, int(size), tasks) for size in np.bincount(groups)])
+        if k % 5 == 0:
+            caps = caps + rng.integers(0, 2, caps.shape)
+        problem = PlacementProblem(costs, allowed, current, counts, groups, caps)
+        scaled = tie_broken_costs(costs, allowed, current)
+        try:
+            general = _Solver(scaled, problem).run()
+        except InfeasiblePlacementError:
+            with pytest.raises(InfeasiblePlacementError):
+                _TwoClientSolver.of(scaled, problem).run()
+            continue
+        two_clients = np.array(_TwoClientSolver.of(scaled, problem).run())
+        assert np.array_equal(two_clients, general)
+        if input_is_the_optimum(problem):  # the pair shortcut (`placement.balanced_pair_placement`) skips it
+            assert np.array_equal(two_clients, current)
+        compared += 1
+    assert compared > 400

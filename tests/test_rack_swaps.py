@@ -14,7 +14,14 @@ from fleet_assignor.assignor.assignment import AssignedTask, KafkaStreamsAssignm
 from fleet_assignor.assignor.rack import RackAwareTaskAssignor
 from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
 from fleet_assignor.assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
+from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
 from fleet_assignor.assignor.rack.utils import _swap_pair, _swap_standbys_pairwise
+from fleet_assignor.assignor.standby import (
+    AnyStandbyMove,
+    ClientStateView,
+    TagSpreadStandbyMove,
+    tag_spread_allows_move,
+)
 from fleet_assignor.assignor.task_assignment_utils import standby_move_predicate
 from tests.fixtures import pid, rack_app_state, tid, ttp
 
@@ -103,6 +110,76 @@ def test_the_pairs_ruled_out_leave_the_same_standbys_as_every_pair(seed):
     assert _standbys(states) == _standbys(expected_states)
     assert solved == [(first, second) for _, first, second in expected_pairs]
     assert after == RackAwareTaskAssignor(app).standby_cost(expected_states, traffic)
+
+
+def _own_rule(seed: int):
+    """One of the assignors' own movement rules (which the optimizer screens with `SwapScreen`): every move
+    allowed, or the client-tag rule over random zone / cluster tags."""
+    if seed % 3 == 0:
+        return AnyStandbyMove()
+    rng = random.Random(seed)
+    tags = {
+        pid(n + 1): {"zone": rng.choice(["z1", "z2", "z3"]), "cluster": rng.choice(["k1", "k2"])}
+        for n in range(30)
+    }
+    if seed % 3 == 1:
+        tags = {p: {"zone": t["zone"]} for p, t in tags.items()}
+    return TagSpreadStandbyMove(lambda state: tags[state.process_id])
+
+
+@pytest.mark.parametrize("seed", range(45))
+def test_the_screened_pairs_leave_the_same_standbys_as_every_pair(seed):
+    """With the assignors' own rules the legacy loop gives Kafka's loop's result, pair by pair; with the
+    client-tag rule it solves only the pairs `SwapScreen` lets through, exactly the pairs that move."""
+    app, states, _ = _random_case(seed)
+    _, expected_states, _ = _random_case(seed)
+    rule = _own_rule(seed)
+    traffic, non_overlap = COSTS[seed // 3 % len(COSTS)]  # every rule with every cost pair
+    costs = RackCosts(traffic, non_overlap)
+    expected_pairs = _every_pair(RackAwareTaskAssignor(app), expected_states, costs, rule)
+
+    rack = RackAwareTaskAssignor(app)
+    solved: list[tuple] = []
+    original = rack._swap_standbys
+
+    def recording(a, b, movable_a, movable_b, costs):
+        moves = original(a, b, movable_a, movable_b, costs)
+        if moves or not isinstance(rule, AnyStandbyMove):  # AnyStandbyMove: SwapBounds, not exact
+            solved.append((a.process_id, b.process_id))
+        return moves
+
+    rack._swap_standbys = recording  # type: ignore[method-assign]
+    rack.optimize_standby_tasks(states, traffic, non_overlap, rule)
+
+    assert _standbys(states) == _standbys(expected_states)
+    assert solved == [(first, second) for _, first, second in expected_pairs]
+
+
+def test_the_tag_rule_for_all_destinations_is_the_scalar_rule():
+    rng = random.Random(7)
+    for _ in range(200):
+        clients = rng.randint(2, 9)
+        tags = [
+            {
+                k: rng.choice(["a", "b", "c"])
+                for k in rng.sample(["zone", "cluster", "host"], rng.randint(0, 3))
+            }
+            for _ in range(clients)
+        ]
+        holders = set(rng.sample(range(clients), rng.randint(1, clients)))
+        source = rng.choice(sorted(holders))
+        states = {pid(n + 1): ClientState(pid(n + 1), 1, client_tags=tags[n]) for n in range(clients)}
+        task = tid("0_0")
+        for n in holders:
+            states[pid(n + 1)].assign_standby(task)
+        allowed = TagSpreadDestinations([t.items() for t in tags]).allowed(source, holders)
+        for destination in range(clients):
+            if destination in holders:
+                continue
+            expected = tag_spread_allows_move(
+                ClientStateView(states), pid(source + 1), pid(destination + 1), task
+            )
+            assert bool(allowed[destination]) == expected
 
 
 def test_random_cases_do_move_standbys():

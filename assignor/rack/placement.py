@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from fleet_assignor.assignor.configs import RackAwareStrategy
 from fleet_assignor.assignor.rack.costs import RackCosts, RemoteCounts, edge_costs
 from fleet_assignor.assignor.rack.graph import build_problem
-from fleet_assignor.assignor.rack.solver import InfeasiblePlacementError, PlacementProblem, solve_placement
+from fleet_assignor.assignor.rack.solver import (
+    InfeasiblePlacementError,
+    PlacementProblem,
+    solve_placement,
+    solve_two_clients,
+)
 from fleet_assignor.assignor.task_id import TaskId
 
 
@@ -64,6 +70,37 @@ def optimize_placement(
         int((placement != current).sum()),
         int(cost_matrix[rows, placement].sum()) if len(tasks) else 0,
     )
+
+
+def balanced_pair_placement(
+    tasks: Sequence[TaskId],
+    current: Sequence[int],
+    client_racks: Sequence[str | None],
+    remote: RemoteCounts,
+    costs: RackCosts,
+    group_of: Callable[[TaskId], Any],  # a sortable key (graph.build_problem)
+) -> list[int]:
+    """``optimize_placement(BALANCE_SUBTOPOLOGY, ...).placement`` for two clients with every edge allowed (a
+    standby pair of the KIP-924 swaps, solved thousands of times at 300 clients), in plain Python numbers:
+    the same edge costs (`edge_costs`), tie-break (`solver.tie_broken_costs`) and caps
+    (`graph.build_problem`), solved by `solver.solve_two_clients`."""
+    scale = len(tasks) + 1
+    tie_broken = []
+    for task, holder in zip(tasks, current, strict=True):
+        row = []
+        for client, rack in enumerate(client_racks):
+            cost = costs.traffic * remote.count(task, rack)
+            row.append(cost * scale if client == holder else (cost + costs.non_overlap) * scale + 1)
+        tie_broken.append(row)
+    keys = sorted({group_of(task) for task in tasks})
+    index = {key: i for i, key in enumerate(keys)}
+    groups = [index[group_of(task)] for task in tasks]
+    sizes = [0] * len(keys)
+    for group in groups:
+        sizes[group] += 1
+    counts = [current.count(0), current.count(1)]
+    caps = [[-((-count * size) // len(tasks)) for count in counts] for size in sizes]  # graph.ceil_share
+    return solve_two_clients(tie_broken, groups, caps, counts)
 
 
 def with_input_admitted(problem: PlacementProblem) -> PlacementProblem:

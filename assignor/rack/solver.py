@@ -159,6 +159,8 @@ def solve_placement(problem: PlacementProblem) -> np.ndarray:
         return _two_clients(costs, int(problem.client_capacity[0]))
     if input_is_the_optimum(problem):
         return problem.current.copy()
+    if clients == 2:
+        return np.array(_TwoClientSolver.of(costs, problem).run(), dtype=np.int64)
     return _Solver(costs, problem).run()
 
 
@@ -258,6 +260,22 @@ def _two_clients(costs: np.ndarray, first_count: int) -> np.ndarray:
     order = np.argsort(costs[free, 0] - costs[free, 1], kind="stable")
     placement[free[order[:wanted]]] = 0
     return placement
+
+
+def solve_two_clients(
+    costs: list[list[int]], groups: list[int], group_cap: list[list[int]], client_cap: list[int]
+) -> list[int]:
+    """`solve_placement` on two clients with every edge allowed, given as lists with tie-broken costs: one
+    group as `_two_clients` (``client_cap[0]`` smallest cost differences on client 0, ties to the lower
+    task), else `_TwoClientSolver`. `input_is_the_optimum` is not asked: it answers only where the input is
+    the one minimum, which the exact solve returns as well."""
+    if len(group_cap) == 1:
+        order = sorted(range(len(costs)), key=lambda task: costs[task][0] - costs[task][1])
+        placement = [1] * len(costs)
+        for task in order[: client_cap[0]]:
+            placement[task] = 0
+        return placement
+    return _TwoClientSolver(costs, groups, group_cap, client_cap).run()
 
 
 # A run's entries taken one at a time before the rest is sorted at once.
@@ -516,6 +534,193 @@ class _Solver:
         self.group_load[group, client] += delta
         self.load[client] += delta
         if self.group_load[group, client] > 0:
+            self.groups_on[client].add(group)
+        else:
+            self.groups_on[client].discard(group)
+
+
+class _TwoClientSolver:
+    """`_Solver` for two clients in plain Python numbers: the same insertions, Dijkstra steps, heap order
+    (label, rank, node), cheapest-task rows and augmentations, so the same placement, without numpy's
+    per-call cost on arrays of two (a balance_subtopology standby pair has ~20 tasks; the rack loop solves
+    thousands of pairs). Node numbers are `_Solver`'s: F(g, c) = 2g + c, S(c) = 2G + c, sink = 2G + 2.
+    Potentials are kept as they are (`_Solver` keeps them relative to a shared offset: same labels)."""
+
+    def __init__(
+        self, costs: list[list[int]], groups: list[int], group_cap: list[list[int]], client_cap: list[int]
+    ) -> None:
+        """``costs``: tie-broken (`tie_broken_costs`), NO_EDGE for a left-out edge; the rest as in
+        `PlacementProblem`, as lists."""
+        self.costs = costs
+        self.groups = groups
+        self.group_cap = group_cap
+        self.n_groups = len(group_cap)
+        self.client_cap = client_cap
+        self.s_base = 2 * self.n_groups
+        self.sink = self.s_base + 2
+        self.potential = [0] * (self.sink + 1)
+        self.group_load = [[0, 0] for _ in range(self.n_groups)]
+        self.load = [0, 0]
+        self.groups_on: list[set[int]] = [set(), set()]
+        self.placement = [-1] * len(self.costs)
+        # Per (group, client): its tasks in arrival order, and the cheapest move of one of them to the
+        # other client (delta, task): the first of the lowest deltas, as `_Rows`.
+        self.members: dict[tuple[int, int], list[int]] = {}
+        self.best: dict[tuple[int, int], tuple[int, int]] = {}
+
+    @classmethod
+    def of(cls, costs: np.ndarray, problem: PlacementProblem) -> _TwoClientSolver:
+        return cls(
+            costs.tolist(),
+            problem.groups.tolist(),
+            problem.group_capacity.tolist(),
+            problem.client_capacity.tolist(),
+        )
+
+    def run(self) -> list[int]:
+        """The client (0 or 1) of every task."""
+        for task in range(len(self.costs)):
+            self._insert(task)
+        return self.placement
+
+    def _delta(self, task: int, client: int) -> int:
+        row = self.costs[task]
+        other = row[1 - client]
+        return int(NO_EDGE) if other >= NO_EDGE else other - row[client]
+
+    def _insert(self, task: int) -> None:
+        pot = self.potential
+        sink = self.sink
+        dist = [int(NO_EDGE)] * (sink + 1)
+        parent = [-1] * (sink + 1)
+        settled = [False] * (sink + 1)
+        room = [self.load[c] < self.client_cap[c] for c in (0, 1)]
+        ranks: dict[int, tuple[int, int]] = {}
+
+        def rank(group: int) -> tuple[int, int]:
+            found = ranks.get(group)
+            if found is None:
+                load, cap = self.group_load[group], self.group_cap[group]
+                found = (2 if room[0] and load[0] < cap[0] else 3, 2 if room[1] and load[1] < cap[1] else 3)
+                ranks[group] = found
+            return found
+
+        group = self.groups[task]
+        heap: list[tuple[int, int, int]] = []
+        start_rank = rank(group)
+        for client in (0, 1):
+            node = 2 * group + client
+            cost = self.costs[task][client]
+            label = int(NO_EDGE) if cost >= NO_EDGE else cost - pot[node]
+            dist[node] = label
+            if label < _HALF:
+                heap.append((label, start_rank[client], node))
+        heapq.heapify(heap)
+        while heap:
+            label, _, node = heapq.heappop(heap)
+            if settled[node] or label != dist[node]:
+                continue
+            settled[node] = True
+            if node == sink:
+                break
+            if node < self.s_base:
+                self._relax_group_node(node, label, dist, parent, settled, heap, rank)
+            else:
+                self._relax_client_node(node, label, dist, parent, settled, heap)
+        if not settled[sink]:
+            raise InfeasiblePlacementError(f"no client can take task index {task} within the capacities")
+        sink_label = dist[sink]
+        for node in range(sink + 1):
+            pot[node] += dist[node] if settled[node] else sink_label
+        self._augment(task, parent)
+
+    def _relax_group_node(self, node, label, dist, parent, settled, heap, rank) -> None:
+        group, client = divmod(node, 2)
+        pot = self.potential
+        best = self.best.get((group, client))
+        if best is not None:
+            target = 2 * group + 1 - client
+            candidate = best[0] + label + pot[node] - pot[target]
+            if candidate < min(dist[target], _HALF):
+                dist[target] = candidate
+                parent[target] = node
+                heapq.heappush(heap, (candidate, rank(group)[1 - client], target))
+        if self.group_load[group][client] < self.group_cap[group][client]:
+            target = self.s_base + client
+            value = label + pot[node] - pot[target]
+            if not settled[target] and value < dist[target]:
+                dist[target] = value
+                parent[target] = node
+                heapq.heappush(heap, (value, 1, target))
+
+    def _relax_client_node(self, node, label, dist, parent, settled, heap) -> None:
+        client = node - self.s_base
+        pot = self.potential
+        if self.load[client] < self.client_cap[client]:
+            value = label + pot[node] - pot[self.sink]
+            if value < dist[self.sink]:
+                dist[self.sink] = value
+                parent[self.sink] = node
+                heapq.heappush(heap, (value, 0, self.sink))
+        for group in sorted(self.groups_on[client]):
+            target = 2 * group + client
+            value = label + pot[node] - pot[target]
+            if not settled[target] and value < dist[target]:
+                dist[target] = value
+                parent[target] = node
+                heapq.heappush(heap, (value, 3, target))
+
+    def _augment(self, task: int, parent: list[int]) -> None:
+        moves: list[tuple[int, int, int, int]] = []  # (task, group, from, to)
+        first_client = -1
+        node = parent[self.sink]
+        while node != -1:
+            prev = parent[node]
+            if node < self.s_base:
+                group, client = divmod(node, 2)
+                if prev == -1:
+                    first_client = client
+                elif prev < self.s_base:
+                    moves.append((self.best[(group, 1 - client)][1], group, 1 - client, client))
+            node = prev
+        for moved, group, from_client, to_client in moves:
+            self._remove(group, from_client, moved)
+            self._count(group, from_client, -1)
+            self._place(moved, group, to_client)
+        self._place(task, self.groups[task], first_client)
+
+    def _remove(self, group: int, client: int, task: int) -> None:
+        key = (group, client)
+        members = self.members[key]
+        members.remove(task)
+        if not members:
+            del self.members[key], self.best[key]
+            return
+        best = None
+        for member in members:
+            delta = self._delta(member, client)
+            if best is None or delta < best[0]:
+                best = (delta, member)
+        self.best[key] = cast(tuple[int, int], best)
+
+    def _place(self, task: int, group: int, client: int) -> None:
+        key = (group, client)
+        delta = self._delta(task, client)
+        members = self.members.get(key)
+        if not members:
+            self.members[key] = [task]
+            self.best[key] = (delta, task)
+        else:
+            members.append(task)
+            if delta < self.best[key][0]:
+                self.best[key] = (delta, task)
+        self.placement[task] = client
+        self._count(group, client, 1)
+
+    def _count(self, group: int, client: int, delta: int) -> None:
+        self.group_load[group][client] += delta
+        self.load[client] += delta
+        if self.group_load[group][client] > 0:
             self.groups_on[client].add(group)
         else:
             self.groups_on[client].discard(group)

@@ -18,11 +18,13 @@ all of a client's standbys, a superset of the ones the pair may move, so they on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
 from fleet_assignor.assignor.rack.costs import RemoteCounts
+from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
 from fleet_assignor.assignor.task_id import TaskId
 
 # The gain of a client without standbys: no swap with it exists, whatever the other side saves.
@@ -86,6 +88,197 @@ class SwapBounds:
         while start < len(self._rack_column):
             version = self._version
             for second in (np.flatnonzero(self._may_improve(first, start)) + start).tolist():
+                yield second
+                if self._version != version:
+                    start = second + 1
+                    break
+            else:
+                return
+
+
+# Kafka's bound on standby optimization rounds ("usually stops after 3 rounds").
+STANDBY_OPTIMIZER_MAX_ITERATION = 4
+
+
+class PairSearch(Protocol):
+    def partners(self, first: int) -> Iterable[int]:
+        """The clients after ``first`` (ranks) whose pair with it is to be solved, in rank order."""
+        ...
+
+
+def swap_rounds(clients: int, search: PairSearch, swap: Callable[[int, int], bool]) -> None:
+    """Kafka's loop (rack.md §7): up to 4 rounds while anything moved, over the pairs i < j in rank order
+    that ``search`` does not rule out; ``swap(i, j)`` solves one pair, says whether it moved anything and
+    tells ``search`` what changed."""
+    moved, rounds = True, 0
+    while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
+        moved, rounds = False, rounds + 1
+        for first in range(clients):
+            for second in search.partners(first):
+                if swap(first, second):
+                    moved = True
+
+
+# A gain below any real one: the side has no standby it may move.
+_NO_GAIN = -(np.int64(1) << np.int64(60))
+
+
+class SwapScreen:
+    """The exact movable standbys of every client pair, and from them which pairs could move anything, for
+    the two movement rules the assignors use: every move allowed, or the client-tag rule
+    (`TagSpreadDestinations`). `SwapBounds` over-estimates a pair's gains from all of a client's standbys
+    and cannot tell a pair whose standbys may not move (its predicate is asked pair by pair); here a pair
+    is ruled out only when its exact solve keeps its input:
+
+    * a side has no movable standby (no swap exists), or
+    * no swap of movable standbys lowers the cost (the best swap's saving, the sum of the two sides' best
+      movable gains, is at most 2 x non_overlap; see the module docstring) and, for balance_subtopology,
+      the input is within the pair's caps ``ceil(movable(c) x movable of the group / movable)`` (graph.py):
+      every other placement of equal counts is then a set of swaps, each not cheaper, and the tie-break
+      prefers fewer moves, so the input is the unique optimum.
+
+    Rows are standby replicas (client, task); ``allowed[row, d]``: the row's task may move onto client d
+    (d does not hold it and the rule allows). Each client's rows sit in a fixed number of slots (a pair
+    swaps as many standbys each way), padded with a row that allows nothing.
+    """
+
+    def __init__(
+        self,
+        client_racks: Sequence[str | None],
+        standbys: Sequence[Collection[TaskId]],
+        holders: Mapping[TaskId, set[int]],
+        destinations: TagSpreadDestinations | None,
+        remote: RemoteCounts,
+        traffic: int,
+        non_overlap: int,
+        group_of: Callable[[TaskId], Any] | None,  # a sortable key (graph.build_problem)
+    ) -> None:
+        """``standbys[c]``: client c's standbys to optimize; ``holders[t]``: every client holding t in any
+        role (kept up to date here); ``destinations``: the client-tag rule, None when every move is
+        allowed; ``group_of``: balance_subtopology's groups, None for min_traffic."""
+        clients = len(client_racks)
+        racks = list(dict.fromkeys(client_racks))
+        column = {rack: i for i, rack in enumerate(racks)}
+        self._rack_column = np.array([column[rack] for rack in client_racks], dtype=np.int64)
+        self._holders = holders
+        self._destinations = destinations
+        self._traffic = np.int64(traffic)
+        self._threshold = 2 * non_overlap
+        self._tasks: list[TaskId] = []
+        owners: list[int] = []
+        for client, tasks in enumerate(standbys):
+            for task in sorted(tasks):
+                self._tasks.append(task)
+                owners.append(client)
+        rows = len(self._tasks)
+        self._padding = rows
+        self._rows_of_task: dict[TaskId, list[int]] = {}
+        for row, task in enumerate(self._tasks):
+            self._rows_of_task.setdefault(task, []).append(row)
+        self._owner = np.array([*owners, -1], dtype=np.int64)
+        self._remote = np.zeros((rows + 1, len(racks)), dtype=np.int64)
+        for task, task_rows in self._rows_of_task.items():
+            self._remote[task_rows] = [remote.count(task, rack) for rack in racks]
+        self._groups = 0
+        self._group = np.zeros(rows + 1, dtype=np.int64)
+        if group_of is not None:
+            keys = sorted({group_of(task) for task in self._tasks})
+            index = {key: i for i, key in enumerate(keys)}
+            self._groups = len(keys)
+            self._group[:rows] = [index[group_of(task)] for task in self._tasks]
+        width = max((len(tasks) for tasks in standbys), default=0)
+        self._slots = np.full((clients, width), rows, dtype=np.int64)
+        self._slot_of = np.zeros(rows, dtype=np.int64)
+        filled = np.zeros(clients, dtype=np.int64)
+        for row, client in enumerate(owners):
+            self._slots[client, filled[client]] = row
+            self._slot_of[row] = filled[client]
+            filled[client] += 1
+        self._allowed = np.zeros((rows + 1, clients), dtype=bool)
+        self._allowed_by_client = np.zeros((clients, rows + 1), dtype=bool)  # its transpose, for gathers
+        # saving[k, row]: traffic x partitions the row's standby stops reading remotely on rack column k.
+        self._saving = np.zeros((len(racks), rows + 1), dtype=np.int64)
+        for row in range(rows):
+            self._fill_row(row)
+        self._version = 0
+
+    def _fill_row(self, row: int) -> None:
+        task, owner = self._tasks[row], int(self._owner[row])
+        holders = self._holders[task]
+        if self._destinations is None:
+            self._allowed[row] = True
+        else:
+            self._allowed[row] = self._destinations.allowed(owner, holders)
+        self._allowed[row, list(holders)] = False
+        self._allowed_by_client[:, row] = self._allowed[row]
+        remote = self._remote[row]
+        self._saving[:, row] = self._traffic * (remote[self._rack_column[owner]] - remote)
+
+    def movable(self, source: int, destination: int) -> set[TaskId]:
+        """The standbys of ``source`` that may move to ``destination``."""
+        rows = self._slots[source]
+        return {self._tasks[row] for row in rows[self._allowed[rows, destination]].tolist()}
+
+    def moved(self, moves: Iterable[tuple[TaskId, int, int]]) -> None:
+        """A pair swapped these standbys (task, from rank, to rank); as many go each way."""
+        free: dict[int, list[int]] = {}
+        arrived: list[tuple[int, int]] = []
+        tasks = []
+        for task, source, destination in moves:
+            row = next(r for r in self._rows_of_task[task] if self._owner[r] == source)
+            free.setdefault(source, []).append(int(self._slot_of[row]))
+            self._owner[row] = destination
+            self._holders[task].discard(source)
+            self._holders[task].add(destination)
+            arrived.append((row, destination))
+            tasks.append(task)
+        for row, destination in arrived:
+            slot = free[destination].pop()
+            self._slots[destination, slot] = row
+            self._slot_of[row] = slot
+        for task in tasks:
+            for row in self._rows_of_task[task]:
+                self._fill_row(row)
+        self._version += 1
+
+    def _may_move(self, first: int, start: int) -> np.ndarray:
+        """Over the clients from ``start`` on: whether the pair with ``first`` could move a standby."""
+        racks = self._rack_column[start:]
+        own = self._rack_column[first]
+        rows = self._slots[first]
+        partner_slots = self._slots[start:]
+        forward = self._allowed[rows, start:]  # first's standbys that may go to each partner
+        backward = self._allowed_by_client[first][partner_slots]  # each partner's that may come here
+        given = np.count_nonzero(forward, axis=0)
+        taken = np.count_nonzero(backward, axis=1)
+        gain_given = np.where(forward, self._saving[:, rows].T[:, racks], _NO_GAIN).max(axis=0)
+        gain_taken = np.where(backward, self._saving[own][partner_slots], _NO_GAIN).max(axis=1)
+        may_move = gain_given + gain_taken > self._threshold
+        if self._groups > 1:
+            may_move |= self._over_caps(rows, start, forward, backward, given, taken)
+        return (racks != own) & (given > 0) & (taken > 0) & may_move
+
+    def _over_caps(self, rows, start, forward, backward, given, taken) -> np.ndarray:
+        """balance_subtopology: whether the input breaks a cap of the pair's graph (graph.py)."""
+        groups = self._groups
+        partners = backward.shape[0]
+        one_hot = self._group[rows][None, :] == np.arange(groups)[:, None]
+        # (group, partner) counts; float32 runs the product in BLAS and counts below 2^24 stay exact
+        here = (one_hot.astype(np.float32) @ forward.astype(np.float32)).astype(np.int64)
+        keys = np.arange(partners)[:, None] * groups + self._group[self._slots[start:]]
+        there = np.bincount(keys[backward], minlength=partners * groups).reshape(partners, groups).T
+        total = np.maximum(given + taken, 1)
+        size = here + there
+        return ((here > -((-given * size) // total)) | (there > -((-taken * size) // total))).any(axis=0)
+
+    def partners(self, first: int) -> Iterator[int]:
+        """As `SwapBounds.partners`: looked at again after every move (`moved`)."""
+        start = first + 1
+        if self._slots.shape[1] == 0:
+            return
+        while start < len(self._rack_column):
+            version = self._version
+            for second in (np.flatnonzero(self._may_move(first, start)) + start).tolist():
                 yield second
                 if self._version != version:
                     start = second + 1

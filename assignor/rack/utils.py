@@ -8,7 +8,7 @@ the task's standby; the standby move predicate sees the real destination.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -26,12 +26,16 @@ from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
 from fleet_assignor.assignor.rack.enablement import Enablement, OptimizedTaskType, utils_enablement
 from fleet_assignor.assignor.rack.graph import current_holders, subtopology_of
-from fleet_assignor.assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
-from fleet_assignor.assignor.rack.placement import optimize_placement
+from fleet_assignor.assignor.rack.placement import balanced_pair_placement, optimize_placement
 from fleet_assignor.assignor.rack.solver import PlacementProblem, solve_placement
-from fleet_assignor.assignor.rack.swaps import SwapBounds
+from fleet_assignor.assignor.rack.swaps import SwapScreen, swap_rounds
+from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
 from fleet_assignor.assignor.state import ApplicationState
-from fleet_assignor.assignor.task_assignment_utils import RackAwareOptimizationParams, standby_move_predicate
+from fleet_assignor.assignor.task_assignment_utils import (
+    ClientTagSpreadPredicate,
+    RackAwareOptimizationParams,
+    standby_move_predicate,
+)
 from fleet_assignor.assignor.task_id import TaskId
 
 
@@ -346,38 +350,52 @@ def _move_standbys(
 
 
 def _swap_standbys_pairwise(state, assignments, optimized: set[TaskId], remote: RemoteCounts, costs) -> None:
-    """Kafka's loop (rack.md §7) with the real client-tag predicate: up to 4 rounds of exact pair swaps."""
-    predicate = standby_move_predicate(state)
+    """Kafka's loop (rack.md §7) with the real client-tag predicate: up to 4 rounds of exact pair swaps,
+    over the pairs `SwapScreen` does not rule out (the others keep their standbys)."""
     strategy = state.assignment_configs().rack_aware_assignment_strategy
     client_ids = sorted(state.clients)
-    bounds = SwapBounds(
+    screen = _swap_screen(state, assignments, client_ids, optimized, remote, costs, strategy)
+    racks = [state.clients[c].rack_id for c in client_ids]
+
+    def swap(i: int, j: int) -> bool:
+        pair = (i, j)
+        moves = _solve_pair(
+            assignments,
+            (client_ids[i], client_ids[j]),
+            [racks[i], racks[j]],
+            screen.movable(i, j),
+            screen.movable(j, i),
+            strategy,
+            remote,
+            costs,
+        )
+        if moves:
+            screen.moved([(task, pair[source], pair[destination]) for task, source, destination in moves])
+        return bool(moves)
+
+    swap_rounds(len(client_ids), screen, swap)
+
+
+def _swap_screen(state, assignments, client_ids, optimized, remote, costs, strategy) -> SwapScreen:
+    """The pair screen over the optimized standbys, with the movement rule of `standby_move_predicate`."""
+    predicate = standby_move_predicate(state)
+    destinations = None
+    if isinstance(predicate, ClientTagSpreadPredicate):
+        destinations = TagSpreadDestinations([predicate.tags_of(c).items() for c in client_ids])
+    holders: dict[TaskId, set[int]] = {}
+    for rank, process_id in enumerate(client_ids):
+        for task in assignments[process_id].tasks():
+            holders.setdefault(task, set()).add(rank)
+    return SwapScreen(
         [state.clients[c].rack_id for c in client_ids],
-        lambda i: [t for t in assignments[client_ids[i]].standby_tasks() if t in optimized],
+        [[t for t in assignments[c].standby_tasks() if t in optimized] for c in client_ids],
+        holders,
+        destinations,
         remote,
         costs.traffic,
         costs.non_overlap,
+        subtopology_of if strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY else None,
     )
-    moved, rounds = True, 0
-    while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
-        moved, rounds = False, rounds + 1
-        for i, first in enumerate(client_ids):
-            for j in _pairs_to_solve(bounds, strategy, i, len(client_ids)):
-                if _swap_pair(
-                    state, assignments, first, client_ids[j], optimized, predicate, strategy, remote, costs
-                ):
-                    moved = True
-                    bounds.refresh(i)
-                    bounds.refresh(j)
-
-
-def _pairs_to_solve(
-    bounds: SwapBounds, strategy: RackAwareStrategy, first: int, clients: int
-) -> Iterable[int]:
-    """min_traffic: only the pairs SwapBounds cannot rule out (the others keep their standbys, swaps.py).
-    balance_subtopology: every pair, as Kafka: its caps may move standbys that no swap makes cheaper."""
-    if strategy is RackAwareStrategy.MIN_TRAFFIC:
-        return bounds.partners(first)
-    return range(first + 1, clients)
 
 
 def _standby_pairs(assignments, tasks: set[TaskId]) -> set[tuple[ProcessId, TaskId]]:
@@ -410,23 +428,55 @@ def _swap_pair(
     remote,
     costs,
 ) -> bool:
+    """One pair of Kafka's loop, its movable standbys asked of ``predicate`` (the reference the screened
+    loop is tested against)."""
     racks = [state.clients[first].rack_id, state.clients[second].rack_id]
     if racks[0] == racks[1]:
         return False
     movable_first = _movable(state, assignments, first, second, optimized, predicate)
     movable_second = _movable(state, assignments, second, first, optimized, predicate)
-    if not movable_first or not movable_second:
-        return False
-    tasks = sorted(movable_first | movable_second)
-    current = np.array([0 if t in movable_first else 1 for t in tasks], dtype=np.int64)
-    outcome = optimize_placement(
-        strategy, tasks, racks, current, np.ones((len(tasks), 2), dtype=bool), remote, costs, subtopology_of
+    moves = _solve_pair(
+        assignments, (first, second), racks, movable_first, movable_second, strategy, remote, costs
     )
-    pair = (first, second)
-    for task, source, destination in outcome.moves():
+    return bool(moves)
+
+
+def _solve_pair(
+    assignments: Mapping[ProcessId, KafkaStreamsAssignment],
+    pair: tuple[ProcessId, ProcessId],
+    racks: list[str | None],
+    movable_first: set[TaskId],
+    movable_second: set[TaskId],
+    strategy,
+    remote,
+    costs,
+) -> list[tuple[TaskId, int, int]]:
+    """Solve one pair exactly over its movable standbys with the strategy's graph and apply it; the moves
+    (task, from, to), 0 for the pair's first client and 1 for its second."""
+    if not movable_first or not movable_second:
+        return []
+    tasks = sorted(movable_first | movable_second)
+    holders = [0 if t in movable_first else 1 for t in tasks]
+    if strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY:
+        placement = balanced_pair_placement(tasks, holders, racks, remote, costs, subtopology_of)
+        moves = [(t, a, b) for t, a, b in zip(tasks, holders, placement, strict=True) if a != b]
+    else:
+        current = np.array(holders, dtype=np.int64)
+        outcome = optimize_placement(
+            strategy,
+            tasks,
+            racks,
+            current,
+            np.ones((len(tasks), 2), dtype=bool),
+            remote,
+            costs,
+            subtopology_of,
+        )
+        moves = outcome.moves()
+    for task, source, destination in moves:
         assignments[pair[source]].remove_task(task)
         assignments[pair[destination]].assign_task(AssignedTask.standby(task))
-    return bool(outcome.moved)
+    return moves
 
 
 def cross_rack_partitions(
