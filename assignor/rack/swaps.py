@@ -31,6 +31,24 @@ from fleet_assignor.assignor.task_id import TaskId
 _NO_STANDBY = -(np.int64(1) << np.int64(60))
 
 
+def rescanned_partners(
+    first: int, clients: int, candidates: Callable[[int], np.ndarray], version: Callable[[], int]
+) -> Iterator[int]:
+    """The clients after ``first`` that ``candidates(start)`` marks (a mask over the clients from ``start``
+    on), in rank order. After a change (``version()`` moved on) the rest are marked again: a move changes
+    which later pairs can move."""
+    start = first + 1
+    while start < clients:
+        seen = version()
+        for second in (np.flatnonzero(candidates(start)) + start).tolist():
+            yield second
+            if version() != seen:
+                start = second + 1
+                break
+        else:
+            return
+
+
 class SwapBounds:
     """``gain(x, r)`` per client (rank in the sorted client ids) and rack; refreshed when x's standbys
     change."""
@@ -84,16 +102,12 @@ class SwapBounds:
     def partners(self, first: int) -> Iterator[int]:
         """The clients after ``first`` (in rank order) whose pair with it could move a standby, looked at
         again after every refresh: the caller solves each pair and refreshes the two clients if it moved."""
-        start = first + 1
-        while start < len(self._rack_column):
-            version = self._version
-            for second in (np.flatnonzero(self._may_improve(first, start)) + start).tolist():
-                yield second
-                if self._version != version:
-                    start = second + 1
-                    break
-            else:
-                return
+        return rescanned_partners(
+            first,
+            len(self._rack_column),
+            lambda start: self._may_improve(first, start),
+            lambda: self._version,
+        )
 
 
 # Kafka's bound on standby optimization rounds ("usually stops after 3 rounds").
@@ -273,15 +287,8 @@ class SwapScreen:
 
     def partners(self, first: int) -> Iterator[int]:
         """As `SwapBounds.partners`: looked at again after every move (`moved`)."""
-        start = first + 1
         if self._slots.shape[1] == 0:
-            return
-        while start < len(self._rack_column):
-            version = self._version
-            for second in (np.flatnonzero(self._may_move(first, start)) + start).tolist():
-                yield second
-                if self._version != version:
-                    start = second + 1
-                    break
-            else:
-                return
+            return iter(())
+        return rescanned_partners(
+            first, len(self._rack_column), lambda start: self._may_move(first, start), lambda: self._version
+        )
