@@ -95,6 +95,7 @@ bench:
 	$(PY) -m benchmarks.bench_assignors
 	$(PY) -m benchmarks.bench_rack
 	$(PY) -m benchmarks.bench_fleet
+	$(PY) -m benchmarks.bench_fleet --cold --sizes 100000 --kinds arrow
 	$(PY) -m benchmarks.bench_rollout
 	$(PY) -m benchmarks.bench_grouped
 

@@ -3,7 +3,10 @@ tasks, a tail up to 2,000) read, planned and written on local Delta, with applyI
 and the same pipeline with an identity assignor as the I/O baseline.
 Writes benchmarks/results/bench_fleet.json.
 
-    python -m benchmarks.bench_fleet [--sizes 1000,10000,100000] [--kinds arrow,pandas]
+    python -m benchmarks.bench_fleet [--sizes 1000,10000,100000] [--kinds arrow,pandas] [--cold]
+
+With ``--cold``, each size is planned once per kind in a fresh Python process and JVM instead, as one
+scheduled spark-submit run is (the `cold_runs` of the JSON; the warm runs are not repeated).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import time
 from dataclasses import replace
@@ -35,6 +39,12 @@ METHOD = (
     f"one unmeasured {WARM_UP_APPLICATIONS}-application run per grouped-map kind first; then per size and "
     "kind the identity baseline, then the configured assignors, each once; wall clock of run_job "
     "(read, shape, plan, write five tables)"
+)
+
+COLD_METHOD = (
+    "--cold: per size and kind one planned run in a fresh Python process and JVM (no warm-up), as one "
+    "scheduled spark-submit run; `seconds` is run_job's wall clock, `seconds_with_session_start` adds "
+    "starting the session"
 )
 
 
@@ -96,16 +106,76 @@ def warm_up(spark, kinds: list[GroupedMapKind]) -> None:
     shutil.rmtree(inputs, ignore_errors=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="1000,10000,100000")
-    parser.add_argument("--kinds", default="arrow,pandas")
-    args = parser.parse_args(argv)
+def bench_session():
     spark = get_or_create_session(
         "fleet-assignor-bench", master="local[2]", extra_conf={"spark.driver.memory": "10g"}
     )
     spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def cold_child(inputs: Path, size: int, kind: GroupedMapKind) -> int:
+    """In a fresh process: start the session, plan once, print the measurement as one JSON line."""
+    started = time.perf_counter()
+    spark = bench_session()
+    result = measure(spark, inputs, size, kind, None)
+    result["seconds_with_session_start"] = round(time.perf_counter() - started, 2)
+    print("COLD " + json.dumps(result), flush=True)
+    return 0
+
+
+def measure_cold(inputs: Path, size: int, kind: GroupedMapKind) -> dict:
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.bench_fleet",
+        "--cold-child",
+        str(inputs),
+        str(size),
+        kind.value,
+    ]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True)
+    line = next(x for x in done.stdout.splitlines() if x.startswith("COLD "))
+    return json.loads(line[len("COLD ") :])
+
+
+def run_cold(sizes: list[int], kinds: list[GroupedMapKind]) -> int:
+    spark = bench_session()
+    runs = []
+    for size in sizes:
+        inputs = SCRATCH / f"in-{size}"
+        shutil.rmtree(inputs, ignore_errors=True)
+        rows = write_synthetic_fleet(spark, str(inputs), size)
+        for kind in kinds:
+            result = {**measure_cold(inputs, size, kind), "input_rows": rows}
+            print(json.dumps(result), flush=True)
+            runs.append(result)
+        shutil.rmtree(inputs, ignore_errors=True)
+    document = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
+    measured = {(r["applications"], r["grouped_map"]) for r in runs}
+    earlier = [
+        r for r in document.get("cold_runs", []) if (r["applications"], r["grouped_map"]) not in measured
+    ]
+    document["cold_runs"] = sorted(earlier + runs, key=lambda r: (r["applications"], r["grouped_map"]))
+    document["cold_method"] = COLD_METHOD
+    write_document(RESULTS, {k: v for k, v in document.items() if k not in ("measured_at", "machine")})
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--kinds", default="arrow,pandas")
+    parser.add_argument("--cold", action="store_true", help="one run per size and kind, each in a fresh JVM")
+    parser.add_argument("--cold-child", nargs=3, metavar=("INPUTS", "SIZE", "KIND"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
     kinds = [GroupedMapKind.parse(k) for k in args.kinds.split(",")]
+    if args.cold_child:
+        inputs, size, kind = args.cold_child
+        return cold_child(Path(inputs), int(size), GroupedMapKind.parse(kind))
+    if args.cold:
+        return run_cold([int(s) for s in args.sizes.split(",")], kinds)
+    spark = bench_session()
     warm_up(spark, kinds)
     runs = []
     for size in (int(s) for s in args.sizes.split(",")):
@@ -131,12 +201,15 @@ def main(argv: list[str] | None = None) -> int:
             run["ratio_to_identity_baseline"] = round(run["seconds"] / base, 2)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     # Keep earlier measurements of other sizes / kinds (each size can be run on its own).
-    earlier = json.loads(RESULTS.read_text()).get("runs", []) if RESULTS.exists() else []
+    document = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    earlier = document.get("runs", [])
     measured = {(r["applications"], r["grouped_map"], r["assignor"]) for r in runs}
     runs = [r for r in earlier if (r["applications"], r["grouped_map"], r["assignor"]) not in measured] + runs
     runs.sort(key=lambda r: (r["applications"], r["grouped_map"], r["assignor"]))
+    cold = {"cold_runs": document["cold_runs"]} if "cold_runs" in document else {}
     write_document(
-        RESULTS, {"benchmark": "fleet planning job, local[2] Spark + Delta", "method": METHOD, "runs": runs}
+        RESULTS,
+        {"benchmark": "fleet planning job, local[2] Spark + Delta", "method": METHOD, "runs": runs, **cold},
     )
     return 0
 
