@@ -322,25 +322,32 @@ def run_job(
         with progress_lines(lambda: f"planning: {progress.value} of {total} applications planned"):
             write(RUN_TABLES[0])
         # The others only read the persisted plan: written side by side, with the summary's reads of the
-        # inputs, so that one table's Delta commit (driver work) overlaps another's Parquet writing.
-        with ThreadPoolExecutor(max_workers=len(RUN_TABLES)) as pool:
+        # inputs and of the plan, so that one table's Delta commit (driver work) overlaps another's Parquet
+        # writing, and the summary's small jobs overlap both.
+        with ThreadPoolExecutor(max_workers=len(RUN_TABLES) + 2) as pool:
             ignored_rows = pool.submit(prepared.ignored_rows.collect)
+            summed = pool.submit(_totals, frames["assignment_results"])
+            viewed = pool.submit(rollout_view, frames["rollout"])
             writes = [pool.submit(write, table) for table in RUN_TABLES[1:]]
             for done in writes:
                 done.result()  # the first failure ends the run before `runs` is written
             ignored = {
                 f"{r['table']} ({r['reason']})": int(r["rows"]) for r in ignored_rows.result() if r["rows"]
             }
-        totals = _totals(frames["assignment_results"])
-        statuses = totals.pop("statuses")
-        rollout = rollout_view(frames["rollout"])
-        log.info(
-            "planned %d applications: %s", sum(statuses.values()),
-            ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())),
-        )  # fmt: skip
-        # Two attempts of one run id at once must not complete a run whose tables come from both.
-        for table in RUN_TABLES:
-            check_sole_writer(spark, config.output_location(table), writer)
+            totals, rollout = summed.result(), viewed.result()
+            statuses = totals.pop("statuses")
+            log.info(
+                "planned %d applications: %s", sum(statuses.values()),
+                ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())),
+            )  # fmt: skip
+            # Two attempts of one run id at once must not complete a run whose tables come from both: each
+            # table's history is read once all are written (side by side: each is a short driver job).
+            checks = [
+                pool.submit(check_sole_writer, spark, config.output_location(table), writer)
+                for table in RUN_TABLES
+            ]
+            for done in checks:
+                done.result()
         write_run_rows(
             runs_row(spark, run_id, planned_at_ms, snapshot.versions, statuses, rollout),
             config.output_location("runs"),
