@@ -114,17 +114,19 @@ def _pair_placement(
     group_of: Callable[[TaskId], Any],
 ) -> list[int]:
     scale = len(tasks) + 1
+    traffic, moved = costs.traffic * scale, costs.non_overlap * scale + 1
     tie_broken = []
     for task, holder in zip(tasks, current, strict=True):
-        row = []
-        for client, rack in enumerate(client_racks):
-            cost = costs.traffic * remote.count(task, rack)
-            row.append(cost * scale if client == holder else (cost + costs.non_overlap) * scale + 1)
-        tie_broken.append(row)
-    keys = sorted({group_of(task) for task in tasks})
-    index = {key: i for i, key in enumerate(keys)}
-    groups = [index[group_of(task)] for task in tasks]
-    sizes = [0] * len(keys)
+        first, second = remote.row(task, client_racks)
+        # `edge_costs` then `tie_broken_costs`: (cost + non_overlap unless held) x scale + 1 unless held
+        if holder == 0:
+            tie_broken.append([traffic * first, traffic * second + moved])
+        else:
+            tie_broken.append([traffic * first + moved, traffic * second])
+    task_groups = [group_of(task) for task in tasks]
+    index = {key: i for i, key in enumerate(sorted(set(task_groups)))}
+    groups = [index[key] for key in task_groups]
+    sizes = [0] * len(index)
     for group in groups:
         sizes[group] += 1
     counts = [current.count(0), current.count(1)]
