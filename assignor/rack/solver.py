@@ -659,6 +659,14 @@ class _TwoClientSolver:
                 continue
             client = node - s_base  # S(c): to the sink if c has room; back into the groups on c
             if load[client] < client_cap[client] and at - pot[sink] < dist[sink]:
+                # The sink is next unless the heap holds a lower label: S(c) would push each F(g, c) at
+                # the sink's label + pot[sink] - pot[F(g, c)], never lower (an insertion raises a node's
+                # potential by its label if settled, else by the sink's: never more than the sink's), and
+                # at equal labels the sink comes first. Settled at once: the same search, fewer pushes.
+                if not heap or heap[0][0] >= at - pot[sink]:
+                    dist[sink], parent[sink], settled[sink] = at - pot[sink], node, True
+                    done.append(sink)
+                    break
                 self._reach(heap, dist, parent, sink, at - pot[sink], 0, node)
             for g in sorted(self.groups_on[client]):
                 target = 2 * g + client
