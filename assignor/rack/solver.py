@@ -549,8 +549,8 @@ class _TwoClientSolver:
     thousands of pairs). Node numbers are `_Solver`'s: F(g, c) = 2g + c, S(c) = 2G + c, sink = 2G + 2.
     Potentials are kept, as `_Solver` keeps them, relative to a shared offset (every node not settled moves
     by the sink's label, which is just the offset moving): the same labels, work only on settled nodes.
-    One insertion is one function (`_insert`): at ~20 insertions per pair and thousands of pairs, calls
-    and per-insertion closures were a third of the time."""
+    The search is one loop (`_search`) without a method call per settled node nor per-insertion closures:
+    at ~20 insertions per pair and thousands of pairs, those were a third of the time."""
 
     def __init__(
         self, costs: list[list[int]], groups: list[int], group_cap: list[list[int]], client_cap: list[int]

@@ -293,9 +293,9 @@ class SwapScreen:
             here, there = self._group_counts(rows, start, forward, backward)
             given, taken = here.sum(axis=0), there.sum(axis=0)  # each row is in one group
             may_move = _breaks_caps(here, there, given, taken)
-        else:
-            given = np.count_nonzero(forward, axis=0)
-            taken = np.count_nonzero(backward, axis=1)
+        else:  # only whether each side has one (any() is cheaper than a count)
+            given = forward.any(axis=0)
+            taken = backward.any(axis=1)
             may_move = np.zeros(len(racks), dtype=bool)
         if self._swaps_may_pay:
             gain_given = np.where(forward, self._saving[:, rows].T[:, racks], _NO_GAIN).max(axis=0)
@@ -315,8 +315,8 @@ class SwapScreen:
 
     def partners(self, first: int) -> Iterator[int]:
         """As `SwapBounds.partners`: looked at again after every move (`moved`)."""
-        if self._slots.shape[1] == 0:
-            return iter(())
+        if self._slots.shape[1] == 0 or (self._groups <= 1 and not self._swaps_may_pay):
+            return iter(())  # no standby, or no caps and no swap that pays: no pair moves
         return rescanned_partners(
             first, len(self._rack_column), lambda start: self._may_move(first, start), lambda: self._version
         )
