@@ -12,6 +12,7 @@ from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, Remote
 from fleet_assignor.assignor.rack.graph import subtopology_of
 from fleet_assignor.assignor.rack.placement import (
     balanced_pair_placement,
+    min_traffic_pair_placement,
     optimize_placement,
     with_input_admitted,
 )
@@ -125,3 +126,37 @@ def test_balanced_pair_placement_is_optimize_placement():
         assert balanced_pair_placement(tasks, current, pair, remote, costs, subtopology_of) == (
             outcome.placement.tolist()
         )
+
+
+def test_min_traffic_pair_placement_is_optimize_placement():
+    """The standby pairs' plain-Python min_traffic path gives optimize_placement's placement (two clients,
+    every edge), on random pairs with ties (few racks, equal costs) and zero costs."""
+    rng = random.Random(5)
+    racks = ["r1", "r2", "r3"]
+    infos = {}
+    for n in range(60):
+        task = TaskId(n % rng.randint(1, 5), n)
+        partitions = tuple(
+            TaskTopicPartition(
+                TopicPartition(f"c{n}-{k}", 0), False, True, frozenset(rng.sample(racks, rng.randint(1, 2)))
+            )
+            for k in range(rng.randint(1, 3))
+        )
+        infos[task] = TaskInfo(task, True, frozenset({"s"}), partitions)
+    remote = RemoteCounts(infos, PartitionScope.CHANGELOG)
+    for _ in range(600):
+        tasks = sorted(rng.sample(sorted(infos), rng.randint(1, 25)))
+        current = [rng.randint(0, 1) for _ in tasks]
+        pair = rng.sample(racks, 2) if rng.random() < 0.8 else [None, "r1"]
+        costs = RackCosts(*rng.choice([(10, 1), (1, 10), (0, 0), (1, 0), (3, 2)]))
+        outcome = optimize_placement(
+            RackAwareStrategy.MIN_TRAFFIC,
+            tasks,
+            pair,
+            np.array(current, dtype=np.int64),
+            np.ones((len(tasks), 2), dtype=bool),
+            remote,
+            costs,
+            subtopology_of,
+        )
+        assert min_traffic_pair_placement(tasks, current, pair, remote, costs) == outcome.placement.tolist()

@@ -190,3 +190,21 @@ def test_the_two_client_solver_is_the_general_solver(seed):
             assert np.array_equal(two_clients, current)
         compared += 1
     assert compared > 400
+
+
+def test_the_two_client_solver_is_the_general_solver_on_standby_pairs():
+    """The shape of the balance_subtopology standby pairs (up to 10 groups, ~20 tasks, the input over its
+    caps, costs 0-3 so that many tasks tie): `_TwoClientSolver`, whose search settles the sink at once when
+    it is next, places every task as `_Solver` does."""
+    rng = np.random.default_rng(11)
+    for _ in range(600):
+        tasks = int(rng.integers(2, 40))
+        groups = np.unique(rng.integers(0, int(rng.integers(1, 11)), tasks), return_inverse=True)[1]
+        costs = rng.integers(0, 4, (tasks, 2)) * int(rng.choice([1, 10]))
+        current = np.where(rng.random(tasks) < rng.random(), 0, 1)
+        counts = np.bincount(current, minlength=2).astype(np.int64)
+        caps = np.stack([ceil_share(counts, int(size), tasks) for size in np.bincount(groups)])
+        allowed = np.ones((tasks, 2), dtype=bool)
+        problem = PlacementProblem(costs, allowed, current, counts, groups, caps)
+        scaled = tie_broken_costs(costs, allowed, current)
+        assert _TwoClientSolver.of(scaled, problem).run() == _Solver(scaled, problem).run().tolist()

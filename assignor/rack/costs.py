@@ -112,7 +112,8 @@ class RemoteCounts:
         total, local = self._entry(task)
         return total if rack is None else total - local.get(rack, 0)
 
-    def _row(self, task: TaskId, racks: Sequence[str | None]) -> list[int]:
+    def row(self, task: TaskId, racks: Sequence[str | None]) -> list[int]:
+        """``count(task, rack)`` for each of ``racks``."""
         total, local = self._entry(task)
         return [total if rack is None else total - local.get(rack, 0) for rack in racks]
 
@@ -120,7 +121,7 @@ class RemoteCounts:
         """``remote_partition_counts`` from the per-task counts kept here: the pairwise standby swaps ask for
         the same tasks over and over."""
         racks = list(dict.fromkeys(client_racks))
-        per_rack = np.array([self._row(t, racks) for t in tasks], dtype=np.int64)
+        per_rack = np.array([self.row(t, racks) for t in tasks], dtype=np.int64)
         column = {rack: i for i, rack in enumerate(racks)}
         columns = np.array([column[rack] for rack in client_racks], dtype=np.int64)
         return per_rack.reshape(len(tasks), len(racks))[:, columns]

@@ -8,12 +8,11 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from fleet_assignor.assignor.client_state import ClientState
-from fleet_assignor.assignor.configs import RackAwareStrategy
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
 from fleet_assignor.assignor.rack.enablement import Enablement, legacy_enablement
 from fleet_assignor.assignor.rack.graph import current_holders, legacy_subtopology_of
-from fleet_assignor.assignor.rack.placement import optimize_placement
+from fleet_assignor.assignor.rack.placement import min_traffic_pair_placement, optimize_placement
 from fleet_assignor.assignor.rack.swaps import (
     STANDBY_OPTIMIZER_MAX_ITERATION,
     SwapBounds,
@@ -24,6 +23,7 @@ from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
 from fleet_assignor.assignor.standby import TagSpreadStandbyMove
 from fleet_assignor.assignor.state import ApplicationState
 from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_movement import TASK_ORDER
 
 __all__ = ["STANDBY_OPTIMIZER_MAX_ITERATION", "LegacyMovePredicate", "RackAwareTaskAssignor"]
 
@@ -217,20 +217,11 @@ class RackAwareTaskAssignor:
         ``a`` and 1 for ``b``."""
         if not movable_a or not movable_b:
             return []  # only swaps keep both clients' standby counts
-        tasks = sorted(movable_a | movable_b)
-        current = np.array([0 if t in movable_a else 1 for t in tasks], dtype=np.int64)
-        outcome = optimize_placement(
-            RackAwareStrategy.MIN_TRAFFIC,
-            tasks,
-            [a.rack_id, b.rack_id],
-            current,
-            np.ones((len(tasks), 2), dtype=bool),
-            self._changelog,
-            costs,
-            legacy_subtopology_of,
-        )
+        tasks = sorted(movable_a | movable_b, key=TASK_ORDER)
+        current = [0 if t in movable_a else 1 for t in tasks]
+        placement = min_traffic_pair_placement(tasks, current, [a.rack_id, b.rack_id], self._changelog, costs)
         pair = (a, b)
-        moves = outcome.moves()
+        moves = [(t, s, d) for t, s, d in zip(tasks, current, placement, strict=True) if s != d]
         for task, source, _ in moves:
             pair[source].unassign_standby(task)
         for task, _, destination in moves:

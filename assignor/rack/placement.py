@@ -84,18 +84,49 @@ def balanced_pair_placement(
     standby pair of the KIP-924 swaps, solved thousands of times at 300 clients), in plain Python numbers:
     the same edge costs (`edge_costs`), tie-break (`solver.tie_broken_costs`) and caps
     (`graph.build_problem`), solved by `solver.solve_two_clients`."""
+    return _pair_placement(tasks, current, client_racks, remote, costs, group_of)
+
+
+def min_traffic_pair_placement(
+    tasks: Sequence[TaskId],
+    current: Sequence[int],
+    client_racks: Sequence[str | None],
+    remote: RemoteCounts,
+    costs: RackCosts,
+) -> list[int]:
+    """``optimize_placement(MIN_TRAFFIC, ...).placement`` for two clients with every edge allowed (a standby
+    pair of the swaps, both paths), in plain Python numbers: min_traffic's problem is one group whose caps
+    are the client counts, which `balanced_pair_placement` builds when every task has the same group; both
+    end in the same sort of the cost differences (`solver._two_clients`, `solver.solve_two_clients`)."""
+    return _pair_placement(tasks, current, client_racks, remote, costs, _one_group)
+
+
+def _one_group(task: TaskId) -> int:
+    return 0
+
+
+def _pair_placement(
+    tasks: Sequence[TaskId],
+    current: Sequence[int],
+    client_racks: Sequence[str | None],
+    remote: RemoteCounts,
+    costs: RackCosts,
+    group_of: Callable[[TaskId], Any],
+) -> list[int]:
     scale = len(tasks) + 1
+    traffic, moved = costs.traffic * scale, costs.non_overlap * scale + 1
     tie_broken = []
     for task, holder in zip(tasks, current, strict=True):
-        row = []
-        for client, rack in enumerate(client_racks):
-            cost = costs.traffic * remote.count(task, rack)
-            row.append(cost * scale if client == holder else (cost + costs.non_overlap) * scale + 1)
-        tie_broken.append(row)
-    keys = sorted({group_of(task) for task in tasks})
-    index = {key: i for i, key in enumerate(keys)}
-    groups = [index[group_of(task)] for task in tasks]
-    sizes = [0] * len(keys)
+        first, second = remote.row(task, client_racks)
+        # `edge_costs` then `tie_broken_costs`: (cost + non_overlap unless held) x scale + 1 unless held
+        if holder == 0:
+            tie_broken.append([traffic * first, traffic * second + moved])
+        else:
+            tie_broken.append([traffic * first + moved, traffic * second])
+    task_groups = [group_of(task) for task in tasks]
+    index = {key: i for i, key in enumerate(sorted(set(task_groups)))}
+    groups = [index[key] for key in task_groups]
+    sizes = [0] * len(index)
     for group in groups:
         sizes[group] += 1
     counts = [current.count(0), current.count(1)]

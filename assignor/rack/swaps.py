@@ -208,25 +208,52 @@ class SwapScreen:
             self._slots[client, filled[client]] = row
             self._slot_of[row] = filled[client]
             filled[client] += 1
+        # For the caps of balance_subtopology: each row's group as a one-hot row (the padding row: none) and,
+        # per slot, client x groups + the group of the row in it (the key of a (client, group) count).
+        self._group_one_hot = np.zeros((rows + 1, max(self._groups, 1)), dtype=np.float32)
+        self._group_one_hot[np.arange(rows), self._group[:rows]] = 1.0
+        self._slot_key = np.arange(clients)[:, None] * self._groups + self._group[self._slots]
+        # A saving is at most traffic x the spread of the row's remote counts over the racks: when twice the
+        # largest spread is within 2 x non_overlap (the sticky assignors' costs), no swap ever pays.
+        spread = self._remote[:rows].max(axis=1) - self._remote[:rows].min(axis=1) if rows else np.zeros(1)
+        self._swaps_may_pay = 2 * abs(traffic) * int(spread.max()) > self._threshold
         self._allowed = np.zeros((rows + 1, clients), dtype=bool)
         self._allowed_by_client = np.zeros((clients, rows + 1), dtype=bool)  # its transpose, for gathers
         # saving[k, row]: traffic x partitions the row's standby stops reading remotely on rack column k.
         self._saving = np.zeros((len(racks), rows + 1), dtype=np.int64)
-        for row in range(rows):
-            self._fill_row(row)
+        self._fill_rows(list(range(rows)))
         self._version = 0
 
-    def _fill_row(self, row: int) -> None:
-        task, owner = self._tasks[row], int(self._owner[row])
-        holders = self._holders[task]
+    def _fill_rows(self, rows: list[int]) -> None:
+        """The rows' ``allowed`` (and its transpose) and ``saving`` from their owners and holders now, all
+        rows at once: a move refills every row of its tasks (a handful), and numpy's cost is per call."""
+        if not rows:
+            return
+        owners = self._owner[rows]
+        block: np.ndarray
         if self._destinations is None:
-            self._allowed[row] = True
+            block = np.ones((len(rows), self._allowed.shape[1]), dtype=bool)
         else:
-            self._allowed[row] = self._destinations.allowed(owner, holders)
-        self._allowed[row, list(holders)] = False
-        self._allowed_by_client[:, row] = self._allowed[row]
-        remote = self._remote[row]
-        self._saving[:, row] = self._traffic * (remote[self._rack_column[owner]] - remote)
+            allowed = self._destinations.allowed
+            block = np.array(
+                [
+                    allowed(owner, self._holders[self._tasks[row]])
+                    for row, owner in zip(rows, owners.tolist(), strict=True)
+                ]
+            )
+        held_at: list[int] = []
+        held_by: list[int] = []
+        for at, row in enumerate(rows):  # no standby lands on a client holding its task in any role
+            holders = self._holders[self._tasks[row]]
+            held_at.extend([at] * len(holders))
+            held_by.extend(holders)
+        if held_at:
+            block[held_at, held_by] = False
+        self._allowed[rows] = block
+        self._allowed_by_client[:, rows] = block.T
+        remote = self._remote[rows]
+        own = remote[np.arange(len(rows)), self._rack_column[owners]]
+        self._saving[:, rows] = (self._traffic * (own[:, None] - remote)).T
 
     def movable(self, source: int, destination: int) -> set[TaskId]:
         """The standbys of ``source`` that may move to ``destination``."""
@@ -249,10 +276,9 @@ class SwapScreen:
         for row, destination in arrived:
             slot = free[destination].pop()
             self._slots[destination, slot] = row
+            self._slot_key[destination, slot] = destination * self._groups + self._group[row]
             self._slot_of[row] = slot
-        for task in tasks:
-            for row in self._rows_of_task[task]:
-                self._fill_row(row)
+        self._fill_rows([row for task in tasks for row in self._rows_of_task[task]])
         self._version += 1
 
     def _may_move(self, first: int, start: int) -> np.ndarray:
@@ -263,32 +289,43 @@ class SwapScreen:
         partner_slots = self._slots[start:]
         forward = self._allowed[rows, start:]  # first's standbys that may go to each partner
         backward = self._allowed_by_client[first][partner_slots]  # each partner's that may come here
-        given = np.count_nonzero(forward, axis=0)
-        taken = np.count_nonzero(backward, axis=1)
-        gain_given = np.where(forward, self._saving[:, rows].T[:, racks], _NO_GAIN).max(axis=0)
-        gain_taken = np.where(backward, self._saving[own][partner_slots], _NO_GAIN).max(axis=1)
-        may_move = gain_given + gain_taken > self._threshold
         if self._groups > 1:
-            may_move |= self._over_caps(rows, start, forward, backward, given, taken)
+            here, there = self._group_counts(rows, start, forward, backward)
+            given, taken = here.sum(axis=0), there.sum(axis=0)  # each row is in one group
+            may_move = _breaks_caps(here, there, given, taken)
+        else:  # only whether each side has one (any() is cheaper than a count)
+            given = forward.any(axis=0)
+            taken = backward.any(axis=1)
+            may_move = np.zeros(len(racks), dtype=bool)
+        if self._swaps_may_pay:
+            gain_given = np.where(forward, self._saving[:, rows].T[:, racks], _NO_GAIN).max(axis=0)
+            gain_taken = np.where(backward, self._saving[own][partner_slots], _NO_GAIN).max(axis=1)
+            may_move |= gain_given + gain_taken > self._threshold
         return (racks != own) & (given > 0) & (taken > 0) & may_move
 
-    def _over_caps(self, rows, start, forward, backward, given, taken) -> np.ndarray:
-        """balance_subtopology: whether the input breaks a cap of the pair's graph (graph.py)."""
+    def _group_counts(self, rows, start, forward, backward) -> tuple[np.ndarray, np.ndarray]:
+        """(group, partner) counts of first's movable standbys (``here``) and each partner's (``there``)."""
         groups = self._groups
         partners = backward.shape[0]
-        one_hot = self._group[rows][None, :] == np.arange(groups)[:, None]
-        # (group, partner) counts; float32 runs the product in BLAS and counts below 2^24 stay exact
-        here = (one_hot.astype(np.float32) @ forward.astype(np.float32)).astype(np.int64)
-        keys = np.arange(partners)[:, None] * groups + self._group[self._slots[start:]]
-        there = np.bincount(keys[backward], minlength=partners * groups).reshape(partners, groups).T
-        total = np.maximum(given + taken, 1)
-        size = here + there
-        return ((here > -((-given * size) // total)) | (there > -((-taken * size) // total))).any(axis=0)
+        # float32 runs the product in BLAS and counts below 2^24 stay exact
+        here = (self._group_one_hot[rows].T @ forward.astype(np.float32)).astype(np.int64)
+        keys = self._slot_key[start:][backward] - start * groups
+        there = np.bincount(keys, minlength=partners * groups).reshape(partners, groups).T
+        return here, there
 
     def partners(self, first: int) -> Iterator[int]:
         """As `SwapBounds.partners`: looked at again after every move (`moved`)."""
-        if self._slots.shape[1] == 0:
-            return iter(())
+        if self._slots.shape[1] == 0 or (self._groups <= 1 and not self._swaps_may_pay):
+            return iter(())  # no standby, or no caps and no swap that pays: no pair moves
         return rescanned_partners(
             first, len(self._rack_column), lambda start: self._may_move(first, start), lambda: self._version
         )
+
+
+def _breaks_caps(here: np.ndarray, there: np.ndarray, given: np.ndarray, taken: np.ndarray) -> np.ndarray:
+    """balance_subtopology: per partner, whether the input breaks a cap of the pair's graph (graph.py), a
+    group's count over ``ceil(count x size / total)`` on either side. For integers, n > ceil(q) exactly
+    when n - 1 >= q: no division."""
+    total = np.maximum(given + taken, 1)
+    size = here + there
+    return (((here - 1) * total >= given * size) | ((there - 1) * total >= taken * size)).any(axis=0)

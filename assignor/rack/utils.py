@@ -26,7 +26,11 @@ from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
 from fleet_assignor.assignor.rack.enablement import Enablement, OptimizedTaskType, utils_enablement
 from fleet_assignor.assignor.rack.graph import current_holders, subtopology_of
-from fleet_assignor.assignor.rack.placement import balanced_pair_placement, optimize_placement
+from fleet_assignor.assignor.rack.placement import (
+    balanced_pair_placement,
+    min_traffic_pair_placement,
+    optimize_placement,
+)
 from fleet_assignor.assignor.rack.solver import PlacementProblem, solve_placement
 from fleet_assignor.assignor.rack.swaps import SwapScreen, swap_rounds
 from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
@@ -37,6 +41,7 @@ from fleet_assignor.assignor.task_assignment_utils import (
     standby_move_predicate,
 )
 from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_movement import TASK_ORDER
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,24 +460,13 @@ def _solve_pair(
     (task, from, to), 0 for the pair's first client and 1 for its second."""
     if not movable_first or not movable_second:
         return []
-    tasks = sorted(movable_first | movable_second)
+    tasks = sorted(movable_first | movable_second, key=TASK_ORDER)
     holders = [0 if t in movable_first else 1 for t in tasks]
     if strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY:
         placement = balanced_pair_placement(tasks, holders, racks, remote, costs, subtopology_of)
-        moves = [(t, a, b) for t, a, b in zip(tasks, holders, placement, strict=True) if a != b]
     else:
-        current = np.array(holders, dtype=np.int64)
-        outcome = optimize_placement(
-            strategy,
-            tasks,
-            racks,
-            current,
-            np.ones((len(tasks), 2), dtype=bool),
-            remote,
-            costs,
-            subtopology_of,
-        )
-        moves = outcome.moves()
+        placement = min_traffic_pair_placement(tasks, holders, racks, remote, costs)
+    moves = [(t, a, b) for t, a, b in zip(tasks, holders, placement, strict=True) if a != b]
     for task, source, destination in moves:
         assignments[pair[source]].remove_task(task)
         assignments[pair[destination]].assign_task(AssignedTask.standby(task))
