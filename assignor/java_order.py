@@ -271,6 +271,48 @@ class JavaPriorityQueue(Generic[T]):
         self._remove_head()
         _sift_up(self._heap, (self._key(item), item))
 
+    @property
+    def array(self) -> list[tuple[float, T]]:
+        """The heap array, head first, as (key, element) pairs: read it (never change it) to peek without a
+        call in a loop that runs once per task."""
+        return self._heap
+
+    def requeue_head_as(self, key: float) -> None:
+        """`requeue_head` with the head's new key given (the caller just computed it): Java's poll and offer
+        in one call, their sift steps written out here, for the loops that run once per task and replica."""
+        heap = self._heap
+        item = heap[0][1]
+        last = heap.pop()
+        n = len(heap)
+        if n:  # the poll: the last element to the head, sifted down (as `_remove_head`)
+            last_key = last[0]
+            k, half = 0, n >> 1
+            while k < half:
+                child = 2 * k + 1
+                smaller = heap[child]
+                right = child + 1
+                if right < n:
+                    other = heap[right]
+                    if smaller[0] > other[0]:
+                        child, smaller = right, other
+                if last_key <= smaller[0]:
+                    break
+                heap[k] = smaller
+                k = child
+            heap[k] = last
+        # The offer: appended, then moved up while below its parent (as `_sift_up`).
+        entry = (key, item)
+        k = n
+        heap.append(entry)
+        while k > 0:
+            parent = (k - 1) >> 1
+            above = heap[parent]
+            if not key < above[0]:
+                break
+            heap[k] = above
+            k = parent
+        heap[k] = entry
+
     def _remove_head(self) -> None:
         """Java's `poll` without the result: the last element goes to the head and sifts down."""
         heap = self._heap

@@ -311,7 +311,7 @@ class _Process:
         assert entry is not None  # the queue holds every member
         count = self.add_task(entry[0], task, active)
         entry[1] = count
-        queue.requeue_head()
+        queue.requeue_head_as(count)
         self._members_by_load = queue  # still right: the member's new count is in it
         return count
 
@@ -600,22 +600,47 @@ def _assign_actives(state: _Assignment) -> None:
     # The tasks left in (subtopology id, partition) order: a range-like start.
     left = sorted(tasks, key=numbered.subtopology_major.__getitem__)
     queue = state.processes_by_load()
-    # Kafka polls the least-loaded process and offers it back after the task: `requeue_head` does both.
-    head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
+    # Kafka polls the least-loaded process and offers it back after the task: `requeue_head_as` does both.
+    array, requeue_as, quotas = queue.array, queue.requeue_head_as, state.quotas
     for task in left:
-        process = head()
-        if process is None:
+        if not array:
             raise _no_room(task, state, "process")
-        member = process.sole_member
-        if member is None:
+        process = array[0][1]
+        if process.sole_member is None:
             count = process.add_task_to_least_loaded_member(task, True)
             if count == -1:
                 raise _no_room(task, state, "member")
         else:
-            count = process.add_task(member, task, True)
+            # `add_task` written out for a one-member process (its member's count is the process's);
+            # `_settle_sole_actives` fills in the member's count and set after the loop.
+            process.tasks.add(task)
+            count = process.task_count = process.task_count + 1
+            process.load = count / process.capacity
         if count == quotas.active_per_member or count == quotas.all_per_member:
             _count_active(quotas, count)
-        requeue()
+        requeue_as(process.load)
+    _settle_sole_actives(state.processes)
+
+
+def _settle_sole_actives(processes: Mapping[str, _Process]) -> None:
+    """After the actives: a one-member process's member holds all of its tasks, and they are all actives
+    (the least-loaded loop counts only the process's tasks)."""
+    for process in processes.values():
+        member = process.sole_member
+        if member is not None and process.tasks:
+            process.member_counts[member] = process.task_count
+            process.active_by_member[member] = set(process.tasks)
+
+
+def _settle_sole_standbys(processes: Mapping[str, _Process]) -> None:
+    """After the standbys: a one-member process's standbys are its tasks that are not actives."""
+    for process in processes.values():
+        member = process.sole_member
+        if member is not None and process.tasks:
+            process.member_counts[member] = process.task_count
+            active = process.active_by_member.get(member, _NONE)
+            if len(active) < process.task_count:
+                process.standby_by_member[member] = process.tasks - active
 
 
 def _give_standby_under_quota(state: _Assignment, member_id: str, task: Task) -> bool:
@@ -705,29 +730,32 @@ def _sticky_standbys_in_order(state: _Assignment) -> list[tuple[Task, int]]:
 def _assign_standbys(state: _Assignment) -> None:
     remaining = _sticky_standbys(state)
     queue = state.processes_by_load()
-    head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
+    array, requeue_as = queue.array, queue.requeue_head_as
+    # The quotas are not kept up to date from here on: only the sticky steps, all done, read them.
     for task, replicas in remaining:
         for _ in range(replicas):
             # `_standby_past_holders` unrolled for its usual case (the lightest process lacks the task;
-            # Kafka's poll and offer back are one `requeue_head`): this loop runs once per standby
+            # Kafka's poll and offer back are one `requeue_head_as`): this loop runs once per standby
             # replica, tens of thousands of times.
-            process = head()
-            if process is None:
+            if not array:
                 break
-            if task in process.tasks:
+            process = array[0][1]
+            tasks = process.tasks
+            if task in tasks:
                 if _standby_past_holders(state, queue, task):
                     continue
                 break  # Kafka logs that the capacity is short, and goes on with the next task
-            member = process.sole_member
-            if member is None:
+            if process.sole_member is None:
                 count = process.add_task_to_least_loaded_member(task, False)
-            else:
-                count = process.add_task(member, task, False)
-            requeue()
-            if count == -1:
-                break
-            if count == quotas.all_per_member:
-                quotas.after_any(count)
+                requeue_as(process.load)
+                if count == -1:
+                    break
+            else:  # `add_task` written out, as in `_assign_actives`
+                tasks.add(task)
+                process.task_count += 1
+                process.load = load = process.task_count / process.capacity
+                requeue_as(load)
+    _settle_sole_standbys(state.processes)
 
 
 MemberTasks = tuple[AbstractSet[BrokerTask], AbstractSet[BrokerTask]]
