@@ -658,22 +658,6 @@ def _give_standby_under_quota(state: _Assignment, member_id: str, task: Task) ->
     return True
 
 
-def _sticky_replicas(state: _Assignment, task: Task, replicas: int) -> int:
-    """Replicas, one by one, each to the previous active member or else the best previous holder, if under
-    the quota; how many were placed before one found neither (the owner and the holder list are looked up
-    once for all of them)."""
-    owner = state.prev_active_member.get(task)
-    owner_tasks = _NONE if owner is None else state.member_process[owner].tasks  # the live set
-    candidates = state.ranked_prev_holders.get(task)
-    for placed in range(replicas):
-        if owner is not None and task not in owner_tasks and _give_standby_under_quota(state, owner, task):
-            continue
-        holder = None if candidates is None else _prev_holder_with_least_load(state, candidates, task)
-        if holder is None or not _give_standby_under_quota(state, holder, task):
-            return placed
-    return replicas
-
-
 def _standby_past_holders(state: _Assignment, queue: JavaPriorityQueue[_Process], task: Task) -> bool:
     """The least-loaded process without the task takes it. Kafka recurses: it polls the processes that
     hold the task until one does not, and offers them back, deepest first, after that one; a loop that
@@ -713,18 +697,78 @@ def _sticky_standbys_in_order(state: _Assignment) -> list[tuple[Task, int]]:
     """The sticky replicas, task by task in descending (partition, subtopology id) order: the order
     decides who reaches a quota first. Returns the tasks left with their replicas left."""
     numbered = state.numbered
+    replicas = state.num_standby_replicas
     remaining: list[tuple[Task, int]] = []
     state.floor = _load_floor_if_worth_it(state)
     owned, held = state.prev_active_member, state.ranked_prev_holders
     for task in sorted(numbered.stateful, key=numbered.partition_major.__getitem__, reverse=True):
-        if task not in owned and task not in held:  # no sticky replica possible (a task new to the group)
-            remaining.append((task, state.num_standby_replicas))
+        owner = owned.get(task)
+        candidates = held.get(task)
+        if owner is None and candidates is None:  # no sticky replica possible (a task new to the group)
+            remaining.append((task, replicas))
             continue
-        placed = _sticky_replicas(state, task, state.num_standby_replicas)
-        if placed < state.num_standby_replicas:
-            remaining.append((task, state.num_standby_replicas - placed))
+        placed = _sticky_replicas(state, task, owner, candidates)
+        if placed < replicas:
+            remaining.append((task, replicas - placed))
     state.floor = None
     return remaining
+
+
+def _sticky_replicas(state: _Assignment, task: Task, owner: str | None, candidates: list[int] | None) -> int:
+    """The task's replicas, one by one, each to the previous active member or else the best previous
+    holder, if under the quota; how many were placed before one found neither.
+
+    Runs once per task, its replicas in one loop (fifty each at 1,000 tasks x 100 clients), so the holder
+    search of `_prev_holder_with_least_load` and the holder's `_give_standby_under_quota` are written out
+    in it."""
+    owner_tasks = _NONE if owner is None else state.member_process[owner].tasks  # the live set
+    member_process, member_ids, quotas, floor = (
+        state.member_process,
+        state.member_ids,
+        state.quotas,
+        state.floor,
+    )
+    for placed in range(state.num_standby_replicas):
+        if owner is not None and task not in owner_tasks and _give_standby_under_quota(state, owner, task):
+            continue
+        if not candidates:
+            return placed
+        # The first ranked holder whose process lacks the task, replaced only by one lower in both loads;
+        # the holders met whose process has it are dropped (as `_prev_holder_with_least_load`).
+        lowest = floor.minimum if floor is not None else -1.0
+        chosen: str | None = None
+        chosen_process = None
+        chosen_process_load = chosen_member_load = _DOUBLE_MAX
+        met_holding = []
+        for index, key in enumerate(candidates):
+            member_id = member_ids[key & _INDEX_MASK]
+            process = member_process[member_id]
+            if task in process.tasks:
+                met_holding.append(index)
+                continue
+            process_load, member_load = process.load, process.member_counts[member_id]
+            if chosen is None or (process_load < chosen_process_load and member_load < chosen_member_load):
+                chosen, chosen_process = member_id, process
+                chosen_process_load, chosen_member_load = process_load, member_load
+                if process_load <= lowest:
+                    break
+        for index in reversed(met_holding):
+            del candidates[index]
+        if chosen is None or chosen_process is None or chosen_member_load >= quotas.all_per_member:
+            return placed
+        # `_give_standby_under_quota` for the holder, `add_task` written out.
+        chosen_process._members_by_load = None
+        chosen_process.task_count += 1
+        chosen_process.tasks.add(task)
+        chosen_process.standby_by_member[chosen].add(task)
+        count = chosen_process.member_counts[chosen] + 1
+        chosen_process.member_counts[chosen] = count
+        chosen_process.load = chosen_process.task_count / chosen_process.capacity
+        if count == quotas.all_per_member:
+            quotas.after_any(count)
+        if floor is not None:
+            floor.raised(chosen_process_load)
+    return state.num_standby_replicas
 
 
 def _assign_standbys(state: _Assignment) -> None:
