@@ -158,12 +158,44 @@ class JavaHashOrder:
         """`compute_if_absent` of each key in turn, in one call: a present key only resizes a table whose
         size passed the threshold, so the calls for the others are skipped (thousands of members share
         a handful of process ids)."""
+        if self._capacity == 0 and self._threshold >= _MIN_TREEIFY_CAPACITY:
+            self._fill_large_table(list(keys))
+            return
         hashes = self._hashes
         resize_pending = True  # the table may not exist yet; else only an insertion can make one pending
         for key in keys:
             if resize_pending or key not in hashes:
                 self.compute_if_absent(key)
                 resize_pending = self._capacity == 0 or len(self._keys) > self._threshold
+
+    def _fill_large_table(self, keys: list[str]) -> None:
+        """`compute_if_absent_all` into an empty map whose first table has 64 buckets or more (a thousand
+        processes: one call per key cost most of a millisecond). From that size on a crowded bucket
+        becomes a tree and never doubles the table, so the final size follows from the key counts alone:
+        each call first doubles a table whose key count passed three quarters of it, and the counts the
+        calls see rise one at a time, up to the number of distinct keys, or one less when the last call is
+        the one that inserts the last new key."""
+        if not keys:
+            return
+        distinct = list(dict.fromkeys(keys))
+        last_inserted_last = keys.index(distinct[-1]) == len(keys) - 1
+        most_seen = len(distinct) - 1 if last_inserted_last else len(distinct)
+        capacity = self._threshold  # the requested table size, kept there until the table exists
+        while most_seen > capacity * 3 // 4:
+            capacity *= 2
+        self._prepend = True
+        self._keys = distinct
+        # `_spread` of every key at once (an array step each instead of a Python call per key).
+        unsigned = np.fromiter(map(java_string_hash, distinct), np.int64, len(distinct)) & 0xFFFFFFFF
+        spread = unsigned ^ (unsigned >> 16)
+        self._hashes = dict(zip(distinct, spread.tolist(), strict=True))
+        self.treeified = _crowds_a_bucket(spread, self._threshold, capacity)
+        self._capacity = capacity // 2
+        self._resize()  # doubles it to the final size, with its threshold and bucket counts
+        # `keys()`, sorted in arrays: buckets in index order, each newest key first (computeIfAbsent).
+        newest_first = distinct[::-1]
+        buckets = spread[::-1] & (capacity - 1)
+        self._order = [newest_first[i] for i in np.argsort(buckets, kind="stable").tolist()]
 
     def keys(self) -> list[str]:
         """The keys in the order `keySet()` iterates them."""
@@ -173,6 +205,21 @@ class JavaHashOrder:
             keys = self._keys[::-1] if self._prepend else self._keys
             self._order = sorted(keys, key=lambda k: hashes[k] & mask)  # stable: bucket order kept
         return list(self._order)
+
+
+def _crowds_a_bucket(spread: np.ndarray, first_capacity: int, last_capacity: int) -> bool:
+    """Whether keys with these spread hashes, inserted in this order into a table of `first_capacity`
+    buckets (64 or more) doubled up to `last_capacity` when the count passes three quarters of it, ever
+    fill a bucket to the treeify threshold. At each size the buckets only fill, so it is enough to look
+    at the keys inserted by the end of each size: those at a count up to three quarters of it."""
+    capacity = first_capacity
+    while True:
+        inserted = spread[: capacity * 3 // 4 + 1]
+        if int(np.bincount(inserted & (capacity - 1)).max()) >= _TREEIFY_THRESHOLD:
+            return True
+        if capacity >= last_capacity:
+            return False
+        capacity *= 2
 
 
 def hash_map_put_order(keys: list[str], initial_capacity: int | None = None) -> list[str]:

@@ -264,10 +264,13 @@ class _Process:
         """The process with its members, in the order they were added (all at once: a process can have
         thousands, and the broker adds every member before the first task)."""
         self.process_id = process_id
-        self.capacity = len(member_ids)
+        self.capacity = capacity = len(member_ids)
         self.task_count = 0
-        self.load = 0.0 if self.capacity > 0 else -1.0
-        self.member_counts: dict[str, int] = dict.fromkeys(member_ids, 0)
+        self.load = 0.0 if capacity > 0 else -1.0
+        # A thousand one-member processes are made per call at 1,000 clients: a display for them.
+        self.member_counts: dict[str, int] = (
+            {member_ids[0]: 0} if capacity == 1 else dict.fromkeys(member_ids, 0)
+        )
         # Kafka's memberToTaskCounts is a HashMap: its order, worked out when first needed.
         self._member_order: list[str] | None = None
         self.tasks: set[Task] = set()
@@ -277,7 +280,7 @@ class _Process:
         # Members by task count, built on first use and kept until a task is added by member id.
         self._members_by_load: JavaPriorityQueue[list] | None = None
         # The member of a one-member process: it takes every task, no queue needed.
-        self.sole_member: str | None = member_ids[0] if len(member_ids) == 1 else None
+        self.sole_member: str | None = member_ids[0] if capacity == 1 else None
 
     def add_task(self, member_id: str, task: Task, active: bool) -> int:
         """The task to this member; its new task count. Drops the members' queue (their counts changed).
@@ -846,6 +849,19 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
         self._by_role: TaskIdsByRole | None = None
         self._split_is_current = True  # until a task is changed afterwards
 
+    @classmethod
+    def taking(
+        cls, process_id: ProcessId, tasks: dict[TaskId, AssignedTask], split: dict[str, ConsumerTasks]
+    ) -> MemberSplitAssignment:
+        """As the constructor, keeping `split` itself instead of a copy (the caller made it for this
+        assignment and drops it: one copy less per client, at thousands of clients)."""
+        assignment = cls.__new__(cls)
+        KafkaStreamsAssignment.__init__(assignment, process_id, tasks)
+        assignment._consumer_tasks = MappingProxyType(split)
+        assignment._by_role = None
+        assignment._split_is_current = True
+        return assignment
+
     def consumer_tasks(self) -> Mapping[str, ConsumerTasks]:
         return self._consumer_tasks
 
@@ -923,11 +939,25 @@ def _client_assignments(
     for state, (process_id, consumers) in zip(
         application_state.clients.values(), broker.clients, strict=True
     ):
-        split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
         # A process never holds a task twice on the broker (ProcessState checks), so no task repeats.
         tasks: dict[TaskId, AssignedTask] = {}
         process = processes.get(process_id)
-        if process is not None:
+        if process is None:
+            split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
+        elif len(consumers) == 1:  # one consumer: most clients of a big group (a dict per client less)
+            consumer = consumers[0]
+            active_set = process.active_by_member.get(consumer)
+            standby_set = process.standby_by_member.get(consumer)
+            if active_set is None and standby_set is None:
+                split = {consumer: _NO_CONSUMER_TASKS}
+            else:
+                active = sorted(active_set or _NONE)
+                standby = sorted(standby_set or _NONE)
+                split = {consumer: ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))}
+                tasks.update(map(as_active, active))
+                tasks.update(map(as_standby, standby))
+        else:
+            split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
             active_by, standby_by = process.active_by_member, process.standby_by_member
             for consumer in [c for c in consumers if c in active_by or c in standby_by]:
                 active = sorted(active_by.get(consumer, _NONE))
@@ -935,7 +965,7 @@ def _client_assignments(
                 split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
                 tasks.update(map(as_active, active))
                 tasks.update(map(as_standby, standby))
-        assignments.append(MemberSplitAssignment(state.process_id, tasks, split))
+        assignments.append(MemberSplitAssignment.taking(state.process_id, tasks, split))
     return assignments
 
 

@@ -279,3 +279,28 @@ def test_compute_if_absent_all_is_one_call_per_key(seed):
     all_at_once.compute_if_absent_all(keys)
     assert all_at_once.keys() == one_by_one.keys()
     assert (all_at_once._capacity, all_at_once.treeified) == (one_by_one._capacity, one_by_one.treeified)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_compute_if_absent_all_into_a_large_table_is_one_call_per_key(seed):
+    # A first table of 64 buckets or more is sized from the key counts alone: the same table, order and
+    # treeified flag as one call per key, with repeats, colliding keys ("Aa"/"BB") and resizes.
+    rng = random.Random(seed)
+    colliding = [
+        "".join(rng.choice(["Aa", "BB"]) for _ in range(4)) + str(rng.randrange(3)) for _ in range(30)
+    ]
+    pool = colliding + [f"process-{n}" for n in range(rng.choice([10, 200, 2000]))]
+    keys = [rng.choice(pool) for _ in range(rng.choice([1, 60, 500, 1500]))]
+    if seed % 2:
+        keys = list(dict.fromkeys(keys))  # every call inserts: the last call inserts the last key
+    capacity = rng.choice([33, 64, 100, 700, 1000])
+    one_by_one, all_at_once = JavaHashOrder(capacity), JavaHashOrder(capacity)
+    for key in keys:
+        one_by_one.compute_if_absent(key)
+    all_at_once.compute_if_absent_all(keys)
+    assert all_at_once.keys() == one_by_one.keys()
+    assert (all_at_once._capacity, all_at_once._threshold, all_at_once.treeified) == (
+        one_by_one._capacity,
+        one_by_one._threshold,
+        one_by_one.treeified,
+    )
