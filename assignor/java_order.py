@@ -18,6 +18,7 @@ written from the documented behaviour of `java.util.HashMap` and `java.util.Prio
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
 from operator import le
@@ -246,6 +247,55 @@ def _large_table_put_order(order: JavaHashOrder, rest: list[str]) -> list[str]:
     unsigned = np.fromiter(map(java_string_hash, keys), np.int64, len(keys)) & 0xFFFFFFFF
     buckets = (unsigned ^ (unsigned >> 16)) & (capacity - 1)
     return [keys[i] for i in np.argsort(buckets, kind="stable").tolist()]
+
+
+def _no_key(_: object) -> float:
+    return 0.0
+
+
+class RequeueLevel:
+    """A `JavaPriorityQueue` of `size` elements with one key, whose head is polled and offered back with
+    one larger key `size` times: which place of the starting array each poll takes, and the array after
+    the last one. The sift steps compare keys only, so this is the same for any elements and any two
+    keys; after the `size` steps all have the larger key, and the next level starts from that array.
+
+    A caller whose queue goes through such levels (the members of a process, all at one task count, each
+    taking one task more in turn) reads the member to take from here instead of sifting. Worked out step
+    by step as far as asked, once per size (`requeue_level`), under a lock (plans may run in threads)."""
+
+    __slots__ = ("_final", "_lock", "_queue", "polled", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._queue: JavaPriorityQueue[int] = JavaPriorityQueue(key=_no_key)
+        self._queue.offer_all(range(size))
+        self.polled: list[int] = []  # only ever appended to: read without the lock
+        self._final: list[int] | None = None
+        self._lock = threading.Lock()
+
+    def place(self, step: int) -> int:
+        """The place (in the level's starting array) of the element the poll at `step` takes."""
+        polled = self.polled
+        if step >= len(polled):
+            with self._lock:
+                queue = self._queue
+                while len(polled) <= step:
+                    polled.append(queue.array[0][1])
+                    queue.requeue_head_as(1.0)
+        return polled[step]
+
+    def final(self) -> list[int]:
+        """The array after all `size` steps, as places in the starting array."""
+        if self._final is None:
+            self.place(self.size - 1)
+            with self._lock:
+                self._final = [place for _, place in self._queue.array]
+        return self._final
+
+
+@lru_cache(maxsize=64)
+def requeue_level(size: int) -> RequeueLevel:
+    return RequeueLevel(size)
 
 
 def _sift_up(heap: list, entry: tuple) -> None:

@@ -49,7 +49,12 @@ from fleet_assignor.assignor.assignment import (
     TaskIdsByRole,
 )
 from fleet_assignor.assignor.distribution import ConsumerTasks
-from fleet_assignor.assignor.java_order import JavaHashOrder, JavaPriorityQueue, hash_map_put_order
+from fleet_assignor.assignor.java_order import (
+    JavaHashOrder,
+    JavaPriorityQueue,
+    hash_map_put_order,
+    requeue_level,
+)
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.state import ApplicationState, KafkaStreamsState
 from fleet_assignor.assignor.task_id import TaskId
@@ -278,7 +283,7 @@ class _Process:
         self.active_by_member: defaultdict[str, set[Task]] = defaultdict(set)
         self.standby_by_member: defaultdict[str, set[Task]] = defaultdict(set)
         # Members by task count, built on first use and kept until a task is added by member id.
-        self._members_by_load: JavaPriorityQueue[list] | None = None
+        self._members_by_load: _MemberLevel | JavaPriorityQueue[list] | None = None
         # The member of a one-member process: it takes every task, no queue needed.
         self.sole_member: str | None = member_ids[0] if capacity == 1 else None
 
@@ -301,22 +306,57 @@ class _Process:
             return self.add_task(self.sole_member, task, active)
         if not self.member_counts:
             return -1
-        if self._members_by_load is None:
-            queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=itemgetter(1))
-            if self._member_order is None:
-                self._member_order = hash_map_put_order(list(self.member_counts))
-            order = self._member_order
-            # [member id, task count] per member, made in C (thousands of members in a big process).
-            queue.offer_all(map(list, zip(order, map(self.member_counts.__getitem__, order), strict=True)))
-            self._members_by_load = queue
         queue = self._members_by_load
-        entry = queue.peek()
-        assert entry is not None  # the queue holds every member
-        count = self.add_task(entry[0], task, active)
-        entry[1] = count
-        queue.requeue_head_as(count)
+        if queue is None:
+            queue = self._members_queue()
+        if isinstance(queue, _MemberLevel):
+            count = self.add_task(queue.next_member(), task, active)
+        else:
+            entry = queue.peek()
+            assert entry is not None  # the queue holds every member
+            count = self.add_task(entry[0], task, active)
+            entry[1] = count
+            queue.requeue_head_as(count)
         self._members_by_load = queue  # still right: the member's new count is in it
         return count
+
+    def _members_queue(self) -> _MemberLevel | JavaPriorityQueue[list]:
+        """Kafka's queue of the members by task count, offered in its HashMap's order; as levels while
+        all have one count (a first assignment: then each member in turn takes one task more)."""
+        if self._member_order is None:
+            self._member_order = hash_map_put_order(list(self.member_counts))
+        order = self._member_order
+        counts = list(map(self.member_counts.__getitem__, order))
+        if counts.count(counts[0]) == len(counts):
+            # Equal keys offered into an empty queue stay in offer order: the level starts from `order`.
+            return _MemberLevel(list(order))
+        queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=itemgetter(1))
+        # [member id, task count] per member, made in C (thousands of members in a big process).
+        queue.offer_all(map(list, zip(order, counts, strict=True)))
+        return queue
+
+
+class _MemberLevel:
+    """The members' queue while every member's count is its level's count or one more (`RequeueLevel`):
+    the next member is read, not sifted. Valid only while members get tasks through it alone, as the
+    queue it stands for (a task added by member id drops both)."""
+
+    __slots__ = ("_level", "_members", "_step")
+
+    def __init__(self, members: list[str]) -> None:
+        self._members = members  # the queue's array when the level started
+        self._level = requeue_level(len(members))
+        self._step = 0
+
+    def next_member(self) -> str:
+        """The member the queue's head is, taken as if polled and offered back with one task more."""
+        level, step = self._level, self._step
+        if step == level.size:  # every member has one task more: the next level starts
+            self._members = list(map(self._members.__getitem__, level.final()))
+            step = 0
+        self._step = step + 1
+        polled = level.polled
+        return self._members[polled[step] if step < len(polled) else level.place(step)]
 
 
 def _tasks_per_member(tasks: int, members: int) -> int:

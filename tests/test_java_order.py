@@ -17,6 +17,7 @@ from fleet_assignor.assignor.java_order import (
     JavaPriorityQueue,
     hash_map_put_order,
     java_string_hash,
+    requeue_level,
     table_size_for,
 )
 
@@ -304,3 +305,23 @@ def test_compute_if_absent_all_into_a_large_table_is_one_call_per_key(seed):
         one_by_one._threshold,
         one_by_one.treeified,
     )
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_requeue_level_is_poll_and_offer_one_larger(seed):
+    # Elements of one key, each head polled and offered back one larger, for several levels: the polls
+    # and the array at each level's end are the level's places applied to the level's starting array.
+    rng = random.Random(seed)
+    size = rng.choice([1, 2, 3, 7, 16, 100, 300])
+    queue: JavaPriorityQueue[list[int]] = JavaPriorityQueue(key=lambda item: item[0])
+    queue.offer_all([[5, number] for number in rng.sample(range(1000), size)])
+    level = requeue_level(size)
+    start = [item for _, item in queue.array]
+    for step in range(size * 3 + rng.randrange(size)):
+        if step % size == 0 and step:
+            start = [start[place] for place in level.final()]
+            assert start == [item for _, item in queue.array]
+        head = queue.peek()
+        assert head is start[level.place(step % size)]
+        head[0] += 1
+        queue.requeue_head_as(head[0])

@@ -8,10 +8,11 @@ tests pin the behaviour one rule at a time on small hand-made groups.
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 
 import pytest
 
-from fleet_assignor.assignor import AssignmentConfigs
+from fleet_assignor.assignor import AssignmentConfigs, streams_sticky
 from fleet_assignor.assignor.java_order import JavaHashOrder
 from fleet_assignor.assignor.planner import plan_scenario
 from fleet_assignor.assignor.scenario import load_scenario
@@ -332,3 +333,25 @@ def test_the_clients_sets_given_to_the_planner_are_their_tasks(seed):
         changed = next(iter(answer))
         changed.assign_task(AssignedTask.active(TASK_0_0))
         assert changed.task_ids_by_role() == KafkaStreamsAssignment.task_ids_by_role(changed)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_member_levels_give_the_queue_answer(seed, monkeypatch):
+    # A process whose members all have one task count reads the next member from the cached level
+    # instead of sifting Kafka's queue: the same answers as the queue itself, first round and second.
+    first = generate_scenario(seed, Knobs(threads=(1, 40), num_standby_replicas=(0, 3)))
+    scenarios = [first, next_round(first, plan(first))]
+
+    def answers() -> list[dict]:
+        return [{**plan(scenario), "elapsed_ms": None} for scenario in scenarios]
+
+    by_levels = answers()
+
+    def queue_only(process):
+        queue = streams_sticky.JavaPriorityQueue(key=itemgetter(1))
+        order = streams_sticky.hash_map_put_order(list(process.member_counts))
+        queue.offer_all([member, process.member_counts[member]] for member in order)
+        return queue
+
+    monkeypatch.setattr(streams_sticky._Process, "_members_queue", queue_only)
+    assert answers() == by_levels
