@@ -325,3 +325,22 @@ def test_requeue_level_is_poll_and_offer_one_larger(seed):
         assert head is start[level.place(step % size)]
         head[0] += 1
         queue.requeue_head_as(head[0])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_requeue_head_as_is_poll_then_offer(seed):
+    # The hot loops' poll and offer in one call, with its own sift-down (odd and even sizes, equal keys).
+    rng = random.Random(seed)
+    items = [[rng.randint(0, 4), number] for number in range(rng.randint(1, 41))]
+    by_requeue: JavaPriorityQueue[list[int]] = JavaPriorityQueue(key=lambda item: item[0])
+    by_poll_offer: JavaPriorityQueue[list[int]] = JavaPriorityQueue(key=lambda item: item[0])
+    by_requeue.offer_all(items)
+    by_poll_offer.offer_all(items)
+    for _ in range(300):
+        head = by_requeue.peek()
+        polled = by_poll_offer.poll()
+        assert head is polled and head is not None
+        head[0] += rng.randint(0, 2)
+        by_requeue.requeue_head_as(head[0])
+        by_poll_offer.offer(polled)
+        assert list(by_requeue) == list(by_poll_offer)
