@@ -207,6 +207,9 @@ class _NumberedMember:
 class _NumberedGroup:
     group: BrokerGroup
     members: tuple[_NumberedMember, ...]
+    # Per member, in the group's order, its id and its process id (read at C speed per assignment).
+    member_ids: tuple[str, ...]
+    process_ids: tuple[str, ...]
     stateful: tuple[Task, ...]  # the tasks of stateful subtopologies, in number order
     # Per task number, its place in (partition, subtopology id) order and in (subtopology id, partition)
     # order: Kafka's comparators, as sort keys.
@@ -231,6 +234,8 @@ class _NumberedGroup:
         return cls(
             group=group,
             members=members,
+            member_ids=tuple(m.member_id for m in members),
+            process_ids=tuple(m.process_id for m in members),
             stateful=tuple(n for n, t in enumerate(group.tasks) if t[0] in group.stateful_subtopologies),
             partition_major=_places(sorted(numbers, key=lambda n: (tasks[n][1], tasks[n][0]))),
             subtopology_major=_places(sorted(numbers, key=tasks.__getitem__)),
@@ -513,25 +518,22 @@ def _initial_state(numbered: _NumberedGroup) -> _Assignment:
         members_for_all=members,
     )
     process_order = JavaHashOrder(members)  # new HashMap<>(members), filled by computeIfAbsent
-    process_order.compute_if_absent_all(m.process_id for m in group.members)
-    member_ids: dict[str, list[str]] = {}
-    prev_active: dict[Task, str] = {}
-    for member in numbered.members:
-        ids = member_ids.get(member.process_id)
-        if ids is None:
-            member_ids[member.process_id] = [member.member_id]
-        else:
-            ids.append(member.member_id)
-        for task in member.prev_active:
-            prev_active[task] = member.member_id  # a task two members claim: the later one's
+    process_order.compute_if_absent_all(numbered.process_ids)
+    member_ids: defaultdict[str, list[str]] = defaultdict(list)
+    for member_id, process_id in zip(numbered.member_ids, numbered.process_ids, strict=True):
+        member_ids[process_id].append(member_id)
+    # A task two members claim: the later one's.
+    prev_active = {task: m.member_id for m in numbered.members if m.prev_active for task in m.prev_active}
     processes = {process_id: _Process(process_id, ids) for process_id, ids in member_ids.items()}
     return _Assignment(
         processes=processes,
         process_order=process_order.keys(),
-        member_process={m.member_id: processes[m.process_id] for m in group.members},
+        member_process=dict(
+            zip(numbered.member_ids, map(processes.__getitem__, numbered.process_ids), strict=True)
+        ),
         prev_active_member=prev_active,
         ranked_prev_holders=_standby_candidates(numbered.members),
-        member_ids=[m.member_id for m in group.members],
+        member_ids=list(numbered.member_ids),
         quotas=quotas,
         num_standby_replicas=group.num_standby_replicas,
         numbered=numbered,
