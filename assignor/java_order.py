@@ -253,23 +253,31 @@ def _no_key(_: object) -> float:
     return 0.0
 
 
+# `RequeueLevel` keeps the array every this many steps: the array at any step is then at most this many
+# steps away.
+_LEVEL_SNAPSHOT_STEPS = 16
+
+
 class RequeueLevel:
     """A `JavaPriorityQueue` of `size` elements with one key, whose head is polled and offered back with
     one larger key `size` times: which place of the starting array each poll takes, and the array after
-    the last one. The sift steps compare keys only, so this is the same for any elements and any two
-    keys; after the `size` steps all have the larger key, and the next level starts from that array.
+    any number of steps. The sift steps compare keys only, so this is the same for any elements and any
+    two keys; after the `size` steps all have the larger key, and the next level starts from that array.
 
-    A caller whose queue goes through such levels (the members of a process, all at one task count, each
-    taking one task more in turn) reads the member to take from here instead of sifting. Worked out step
-    by step as far as asked, once per size (`requeue_level`), under a lock (plans may run in threads)."""
+    A caller whose queue goes through such levels (processes or members at one task count, each taking
+    one task more in turn) reads the element to take from here instead of sifting, and the array when it
+    leaves the level early. Worked out step by step as far as asked, once per size (`requeue_level`),
+    under a lock (plans may run in threads)."""
 
-    __slots__ = ("_final", "_lock", "_queue", "polled", "size")
+    __slots__ = ("_final", "_lock", "_queue", "_snapshots", "polled", "size")
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._queue: JavaPriorityQueue[int] = JavaPriorityQueue(key=_no_key)
         self._queue.offer_all(range(size))
         self.polled: list[int] = []  # only ever appended to: read without the lock
+        # The (key, place) array before step 0, _LEVEL_SNAPSHOT_STEPS, ... and after the last step.
+        self._snapshots: list[list[tuple[float, int]]] = [list(self._queue.array)]
         self._final: list[int] | None = None
         self._lock = threading.Lock()
 
@@ -278,19 +286,33 @@ class RequeueLevel:
         polled = self.polled
         if step >= len(polled):
             with self._lock:
-                queue = self._queue
+                queue, snapshots = self._queue, self._snapshots
                 while len(polled) <= step:
                     polled.append(queue.array[0][1])
                     queue.requeue_head_as(1.0)
+                    if len(polled) % _LEVEL_SNAPSHOT_STEPS == 0 or len(polled) == self.size:
+                        snapshots.append(list(queue.array))
         return polled[step]
 
     def final(self) -> list[int]:
-        """The array after all `size` steps, as places in the starting array."""
+        """The array after all `size` steps, as places in the starting array (read once per level)."""
         if self._final is None:
-            self.place(self.size - 1)
-            with self._lock:
-                self._final = [place for _, place in self._queue.array]
+            self._final = self.places_after(self.size)
         return self._final
+
+    def places_after(self, steps: int) -> list[int]:
+        """The array after `steps` steps (0 to `size`), as places in the starting array."""
+        if steps:
+            self.place(steps - 1)  # makes the snapshots up to there
+        index = steps // _LEVEL_SNAPSHOT_STEPS
+        from_step = index * _LEVEL_SNAPSHOT_STEPS
+        if steps == self.size:
+            index, from_step = len(self._snapshots) - 1, steps
+        queue: JavaPriorityQueue[int] = JavaPriorityQueue(key=_no_key)
+        queue._heap = list(self._snapshots[index])
+        for _ in range(steps - from_step):
+            queue.requeue_head_as(1.0)
+        return [place for _, place in queue.array]
 
 
 @lru_cache(maxsize=64)

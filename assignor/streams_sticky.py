@@ -645,6 +645,52 @@ def _assign_actives(state: _Assignment) -> None:
     # The tasks left in (subtopology id, partition) order: a range-like start.
     left = sorted(tasks, key=numbered.subtopology_major.__getitem__)
     queue = state.processes_by_load()
+    if _is_level(queue):
+        _least_loaded_actives_by_level(state, queue, left)
+    else:
+        _least_loaded_actives(state, queue, left)
+    _settle_sole_actives(state.processes)
+
+
+def _is_level(queue: JavaPriorityQueue[_Process]) -> bool:
+    """Whether all the processes (two or more) have one load and one capacity: then each task raises its
+    process's load by the same step, and they take tasks in turn as `RequeueLevel` says."""
+    array = queue.array
+    if len(array) < 2:
+        return False
+    load, first = array[0]
+    capacity = first.capacity
+    return all(entry[0] == load and entry[1].capacity == capacity for entry in array)
+
+
+def _least_loaded_actives_by_level(
+    state: _Assignment, queue: JavaPriorityQueue[_Process], left: list[Task]
+) -> None:
+    """`_least_loaded_actives` for a queue at one level: the processes in the order the level polls them,
+    read instead of sifted (the queue is not used afterwards, so its array is not kept up to date)."""
+    processes = [process for _, process in queue.array]
+    level = requeue_level(len(processes))
+    polled, step, quotas = level.polled, 0, state.quotas
+    for task in left:
+        if step == level.size:  # all took one task more: the next level
+            processes = list(map(processes.__getitem__, level.final()))
+            step = 0
+        process = processes[polled[step] if step < len(polled) else level.place(step)]
+        step += 1
+        if process.sole_member is None:
+            count = process.add_task_to_least_loaded_member(task, True)
+            if count == -1:
+                raise _no_room(task, state, "member")
+        else:  # as in `_least_loaded_actives`
+            process.tasks.add(task)
+            count = process.task_count = process.task_count + 1
+            process.load = count / process.capacity
+        if count == quotas.active_per_member or count == quotas.all_per_member:
+            _count_active(quotas, count)
+
+
+def _least_loaded_actives(state: _Assignment, queue: JavaPriorityQueue[_Process], left: list[Task]) -> None:
+    """Each task to the least-loaded process, inside it to its least-loaded member."""
     # Kafka polls the least-loaded process and offers it back after the task: `requeue_head_as` does both.
     array, requeue_as, quotas = queue.array, queue.requeue_head_as, state.quotas
     for task in left:
@@ -664,7 +710,6 @@ def _assign_actives(state: _Assignment) -> None:
         if count == quotas.active_per_member or count == quotas.all_per_member:
             _count_active(quotas, count)
         requeue_as(process.load)
-    _settle_sole_actives(state.processes)
 
 
 def _settle_sole_actives(processes: Mapping[str, _Process]) -> None:
@@ -816,9 +861,39 @@ def _sticky_replicas(state: _Assignment, task: Task, owner: str | None, candidat
     return state.num_standby_replicas
 
 
+def _least_loaded_standbys_by_level(
+    queue: JavaPriorityQueue[_Process], remaining: list[tuple[Task, int]]
+) -> list[tuple[Task, int]]:
+    """The least-loaded replicas while the one-member processes go through levels: each takes the next
+    replica in turn as `RequeueLevel` says, until the process a level reaches holds its replica's task
+    (Kafka then polls past it). Returns the replicas left from there, the queue's array made as Java's
+    is at that step; none if all were placed (the queue is then not used again)."""
+    processes = [process for _, process in queue.array]
+    level = requeue_level(len(processes))
+    polled, step = level.polled, 0
+    for index, (task, replicas) in enumerate(remaining):
+        for placed in range(replicas):
+            if step == level.size:  # all took one replica more: the next level
+                processes = list(map(processes.__getitem__, level.final()))
+                step = 0
+            process = processes[polled[step] if step < len(polled) else level.place(step)]
+            tasks = process.tasks
+            if task in tasks:
+                # An element's key in Java's queue is its process's load (it changes only while polled).
+                queue.array[:] = [(p.load, p) for p in map(processes.__getitem__, level.places_after(step))]
+                return [(task, replicas - placed), *remaining[index + 1 :]]
+            step += 1
+            tasks.add(task)  # `add_task` written out, as in `_assign_standbys`
+            process.task_count += 1
+            process.load = process.task_count / process.capacity
+    return []
+
+
 def _assign_standbys(state: _Assignment) -> None:
     remaining = _sticky_standbys(state)
     queue = state.processes_by_load()
+    if _is_level(queue) and all(entry[1].sole_member is not None for entry in queue.array):
+        remaining = _least_loaded_standbys_by_level(queue, remaining)
     array, requeue_as = queue.array, queue.requeue_head_as
     # The quotas are not kept up to date from here on: only the sticky steps, all done, read them.
     for task, replicas in remaining:

@@ -344,3 +344,19 @@ def test_requeue_head_as_is_poll_then_offer(seed):
         by_requeue.requeue_head_as(head[0])
         by_poll_offer.offer(polled)
         assert list(by_requeue) == list(by_poll_offer)
+
+
+@pytest.mark.parametrize("size", [1, 2, 15, 16, 17, 33, 100])
+def test_requeue_level_arrays_after_any_step(size):
+    # The array after each number of steps, as places, is the queue's own array then.
+    level = requeue_level(size)
+    keys = dict.fromkeys(range(size), 0.0)
+    real = JavaPriorityQueue(key=keys.__getitem__)
+    real.offer_all(range(size))
+    for step in range(size + 1):
+        assert level.places_after(step) == [place for _, place in real.array]
+        if step < size:
+            head = real.peek()
+            assert head == level.place(step)
+            keys[head] = 1.0
+            real.requeue_head()

@@ -8,6 +8,7 @@ tests pin the behaviour one rule at a time on small hand-made groups.
 from __future__ import annotations
 
 import json
+import random
 from operator import itemgetter
 
 import pytest
@@ -354,4 +355,25 @@ def test_member_levels_give_the_queue_answer(seed, monkeypatch):
         return queue
 
     monkeypatch.setattr(streams_sticky._Process, "_members_queue", queue_only)
+    assert answers() == by_levels
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_process_levels_give_the_queue_answer(seed, monkeypatch):
+    # Processes all at one load and capacity take the least-loaded tasks and replicas in the cached
+    # level's order instead of through Kafka's queue (standbys until a process holds its replica's task):
+    # the same answers as the queue itself, first round and second.
+    if seed % 2:  # no history: levels from the start, standbys of many tasks reaching their holders
+        rng = random.Random(seed)
+        clients = rng.randint(2, 60)  # the actives leave all at one load when the tasks divide evenly
+        first = scale_scenario(clients * rng.randint(1, 6), clients, standbys=rng.randint(1, 8))
+    else:
+        first = generate_scenario(seed, Knobs(clients=(2, 40), threads=(1, 3), num_standby_replicas=(0, 4)))
+    scenarios = [first, next_round(first, plan(first))]
+
+    def answers() -> list[dict]:
+        return [{**plan(scenario), "elapsed_ms": None} for scenario in scenarios]
+
+    by_levels = answers()
+    monkeypatch.setattr(streams_sticky, "_is_level", lambda queue: False)
     assert answers() == by_levels
