@@ -968,14 +968,19 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
 
     @classmethod
     def taking(
-        cls, process_id: ProcessId, tasks: dict[TaskId, AssignedTask], split: dict[str, ConsumerTasks]
+        cls,
+        process_id: ProcessId,
+        tasks: dict[TaskId, AssignedTask],
+        split: dict[str, ConsumerTasks],
+        by_role: TaskIdsByRole | None = None,
     ) -> MemberSplitAssignment:
         """As the constructor, keeping `split` itself instead of a copy (the caller made it for this
-        assignment and drops it: one copy less per client, at thousands of clients)."""
+        assignment and drops it: one copy less per client, at thousands of clients), with the task ids
+        by role if the caller has them (`task_ids_by_role`)."""
         assignment = cls.__new__(cls)
         KafkaStreamsAssignment.__init__(assignment, process_id, tasks)
         assignment._consumer_tasks = MappingProxyType(split)
-        assignment._by_role = None
+        assignment._by_role = by_role
         assignment._split_is_current = True
         return assignment
 
@@ -1009,6 +1014,7 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
 _ACTIVE_IDS = attrgetter("active")
 _STANDBY_IDS = attrgetter("standby")
 _NO_IDS: frozenset[TaskId] = frozenset()
+_NO_IDS_BY_ROLE: TaskIdsByRole = (_NO_IDS, _NO_IDS, _NO_IDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1058,6 +1064,7 @@ def _client_assignments(
     ):
         # A process never holds a task twice on the broker (ProcessState checks), so no task repeats.
         tasks: dict[TaskId, AssignedTask] = {}
+        by_role = _NO_IDS_BY_ROLE
         process = processes.get(process_id)
         if process is None:
             split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
@@ -1070,19 +1077,26 @@ def _client_assignments(
             else:
                 active = sorted(active_set or _NONE)
                 standby = sorted(standby_set or _NONE)
-                split = {consumer: ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))}
+                share = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
+                split = {consumer: share}
                 tasks.update(map(as_active, active))
                 tasks.update(map(as_standby, standby))
+                by_role = (frozenset(share.active), frozenset(share.standby), _NO_IDS)
         else:
             split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
             active_by, standby_by = process.active_by_member, process.standby_by_member
+            actives: list[Task] = []
+            standbys: list[Task] = []
             for consumer in [c for c in consumers if c in active_by or c in standby_by]:
                 active = sorted(active_by.get(consumer, _NONE))
                 standby = sorted(standby_by.get(consumer, _NONE))
                 split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
                 tasks.update(map(as_active, active))
                 tasks.update(map(as_standby, standby))
-        assignments.append(MemberSplitAssignment.taking(state.process_id, tasks, split))
+                actives += active
+                standbys += standby
+            by_role = (frozenset(map(ids, actives)), frozenset(map(ids, standbys)), _NO_IDS)
+        assignments.append(MemberSplitAssignment.taking(state.process_id, tasks, split, by_role))
     return assignments
 
 
