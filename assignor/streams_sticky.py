@@ -608,12 +608,7 @@ def _give_active_under_quota(state: _Assignment, member_id: str, task: Task) -> 
 
 def _sticky_actives(state: _Assignment, tasks: list[Task]) -> list[Task]:
     """Steps 1 and 2: previous owners, then ranked previous standby holders; returns the tasks left."""
-    left = []
-    prev_active_member = state.prev_active_member
-    for task in tasks:
-        owner = prev_active_member.get(task)
-        if owner is None or not _give_active_under_quota(state, owner, task):
-            left.append(task)
+    left = _back_to_owners(state, tasks)
     still_left = []
     ranked_prev_holders = state.ranked_prev_holders
     state.floor = _load_floor_if_worth_it(state)
@@ -624,6 +619,34 @@ def _sticky_actives(state: _Assignment, tasks: list[Task]) -> list[Task]:
             still_left.append(task)
     state.floor = None
     return still_left
+
+
+def _back_to_owners(state: _Assignment, tasks: list[Task]) -> list[Task]:
+    """Step 1: each task to the member that ran it, if under the active quota; returns the tasks left.
+    `_give_active_under_quota` and `add_task` written out: once per task, thousands on a second round
+    (no load floor is kept during this step)."""
+    left = []
+    prev_active_member, member_process, quotas = state.prev_active_member, state.member_process, state.quotas
+    for task in tasks:
+        owner = prev_active_member.get(task)
+        if owner is None:
+            left.append(task)
+            continue
+        process = member_process[owner]
+        counts = process.member_counts
+        count = counts[owner] + 1
+        if count > quotas.active_per_member:
+            left.append(task)
+            continue
+        process._members_by_load = None
+        process.task_count += 1
+        process.tasks.add(task)
+        process.active_by_member[owner].add(task)
+        counts[owner] = count
+        process.load = process.task_count / process.capacity
+        if count == quotas.active_per_member or count == quotas.all_per_member:
+            _count_active(quotas, count)
+    return left
 
 
 def _no_room(task: Task, state: _Assignment, what: str) -> StreamsStickyError:
