@@ -41,8 +41,6 @@ from types import MappingProxyType
 from weakref import WeakKeyDictionary
 
 from fleet_assignor.assignor.assignment import (
-    ACTIVE,
-    STANDBY,
     AssignedTask,
     KafkaStreamsAssignment,
     TaskAssignment,
@@ -976,7 +974,11 @@ def assign_broker_group(group: BrokerGroup) -> dict[str, MemberTasks]:
 class MemberSplitAssignment(KafkaStreamsAssignment):
     """A client's assignment that also says which of its consumers (broker members) runs each task: the
     broker's assignor decides that itself, so the planner reports it instead of splitting the client's
-    tasks over its consumers on its own."""
+    tasks over its consumers on its own.
+
+    Made by `taking`, its task dict is built from the split the first time something reads or changes it:
+    the planner reads only the split and the task ids by role, and a dict entry per task and replica (fifty
+    thousand at 1,000 tasks with 50 standbys) costs more than the rest of the client's result."""
 
     __slots__ = ("_by_role", "_consumer_tasks", "_split_is_current")
 
@@ -991,21 +993,32 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
 
     @classmethod
     def taking(
-        cls,
-        process_id: ProcessId,
-        tasks: dict[TaskId, AssignedTask],
-        split: dict[str, ConsumerTasks],
-        by_role: TaskIdsByRole | None = None,
+        cls, process_id: ProcessId, split: dict[str, ConsumerTasks], by_role: TaskIdsByRole | None = None
     ) -> MemberSplitAssignment:
-        """As the constructor, keeping `split` itself instead of a copy (the caller made it for this
-        assignment and drops it: one copy less per client, at thousands of clients), with the task ids
-        by role if the caller has them (`task_ids_by_role`)."""
+        """An assignment of the tasks of `split`, keeping `split` itself instead of a copy (the caller made
+        it for this assignment and drops it: one copy less per client, at thousands of clients), with the
+        task ids by role if the caller has them (`task_ids_by_role`); the task dict is left to be built
+        when first used."""
         assignment = cls.__new__(cls)
-        KafkaStreamsAssignment.__init__(assignment, process_id, tasks)
+        assignment._process_id = process_id
+        assignment._followup_rebalance_deadline = None
         assignment._consumer_tasks = MappingProxyType(split)
         assignment._by_role = by_role
         assignment._split_is_current = True
         return assignment
+
+    @property  # type: ignore[override]  # the base's slot, filled on first use
+    def _tasks(self) -> dict[TaskId, AssignedTask]:
+        try:
+            return _TASK_DICT_SLOT.__get__(self)
+        except AttributeError:
+            tasks = _tasks_of_split(self._consumer_tasks)
+            _TASK_DICT_SLOT.__set__(self, tasks)
+            return tasks
+
+    @_tasks.setter
+    def _tasks(self, tasks: dict[TaskId, AssignedTask]) -> None:
+        _TASK_DICT_SLOT.__set__(self, tasks)
 
     def consumer_tasks(self) -> Mapping[str, ConsumerTasks]:
         return self._consumer_tasks
@@ -1034,6 +1047,20 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
         super().remove_task(task)
 
 
+# The base class's storage of the task dict, which `MemberSplitAssignment._tasks` fills lazily.
+_TASK_DICT_SLOT = KafkaStreamsAssignment.__dict__["_tasks"]
+
+
+def _tasks_of_split(split: Mapping[str, ConsumerTasks]) -> dict[TaskId, AssignedTask]:
+    """The task dict of a split, in the order the broker's result lists them: consumer by consumer (in
+    the split's order), each one's actives then its standbys."""
+    tasks: dict[TaskId, AssignedTask] = {}
+    for share in split.values():
+        tasks.update((t, AssignedTask.active(t)) for t in share.active)
+        tasks.update((t, AssignedTask.standby(t)) for t in share.standby)
+    return tasks
+
+
 _ACTIVE_IDS = attrgetter("active")
 _STANDBY_IDS = attrgetter("standby")
 _NO_IDS: frozenset[TaskId] = frozenset()
@@ -1042,14 +1069,11 @@ _NO_IDS_BY_ROLE: TaskIdsByRole = (_NO_IDS, _NO_IDS, _NO_IDS)
 
 @dataclass(frozen=True, slots=True)
 class _BrokerInput:
-    """The broker's input with numbered tasks, and per task number its id and two roles (built once: they
-    are immutable values). The group's tasks are in TaskId order, so results sort by number."""
+    """The broker's input with numbered tasks, and per task number its id (built once: they are immutable
+    values). The group's tasks are in TaskId order, so results sort by number."""
 
     numbered: _NumberedGroup
     ids: tuple[TaskId, ...]
-    # (id, role) pairs, to update a client's task dict from ranks in one call.
-    as_active: tuple[tuple[TaskId, AssignedTask], ...]
-    as_standby: tuple[tuple[TaskId, AssignedTask], ...]
     # Per client, in client order: its process id as the broker has it, and its consumer ids sorted.
     clients: tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -1061,8 +1085,6 @@ class _BrokerInput:
         return cls(
             numbered=_NumberedGroup.of(group),
             ids=ids,
-            as_active=tuple((t, AssignedTask(t, ACTIVE)) for t in ids),
-            as_standby=tuple((t, AssignedTask(t, STANDBY)) for t in ids),
             clients=tuple(
                 (c.process_id.canonical, tuple(sorted(c.consumer_client_ids)))
                 for c in application_state.clients.values()
@@ -1080,13 +1102,10 @@ def _client_assignments(
     """Each client's tasks and their split over its consumers, read from its process (none: a client
     without consumers has no member on the broker). One loop over the clients: thousands of them."""
     ids = broker.ids.__getitem__
-    as_active, as_standby = broker.as_active.__getitem__, broker.as_standby.__getitem__
     assignments = []
     for state, (process_id, consumers) in zip(
         application_state.clients.values(), broker.clients, strict=True
     ):
-        # A process never holds a task twice on the broker (ProcessState checks), so no task repeats.
-        tasks: dict[TaskId, AssignedTask] = {}
         by_role = _NO_IDS_BY_ROLE
         process = processes.get(process_id)
         if process is None:
@@ -1102,8 +1121,6 @@ def _client_assignments(
                 standby = sorted(standby_set or _NONE)
                 share = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
                 split = {consumer: share}
-                tasks.update(map(as_active, active))
-                tasks.update(map(as_standby, standby))
                 by_role = (frozenset(share.active), frozenset(share.standby), _NO_IDS)
         else:
             split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
@@ -1114,12 +1131,10 @@ def _client_assignments(
                 active = sorted(active_by.get(consumer, _NONE))
                 standby = sorted(standby_by.get(consumer, _NONE))
                 split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
-                tasks.update(map(as_active, active))
-                tasks.update(map(as_standby, standby))
                 actives += active
                 standbys += standby
             by_role = (frozenset(map(ids, actives)), frozenset(map(ids, standbys)), _NO_IDS)
-        assignments.append(MemberSplitAssignment.taking(state.process_id, tasks, split, by_role))
+        assignments.append(MemberSplitAssignment.taking(state.process_id, split, by_role))
     return assignments
 
 

@@ -336,6 +336,37 @@ def test_the_clients_sets_given_to_the_planner_are_their_tasks(seed):
         assert changed.task_ids_by_role() == KafkaStreamsAssignment.task_ids_by_role(changed)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_task_dict_built_on_first_use_lists_the_split(seed):
+    """A client's task dict, built when first read, holds each consumer's actives then its standbys, consumer
+    by consumer, in the roles the split gives them; changing it changes what the assignment holds."""
+    from fleet_assignor.assignor import AssignedTask
+    from fleet_assignor.assignor.streams_sticky import StreamsStickyTaskAssignor
+
+    first = generate_scenario(seed)
+    for scenario_dict in (first, next_round(first, plan(first))):
+        state = load_scenario(scenario_dict, now_ms=0).application_state
+        try:
+            answer = StreamsStickyTaskAssignor().assign(state)
+        except ValueError:
+            continue  # an input the broker refuses (named topologies, shared consumer ids)
+        for assignment in answer:
+            expected = [
+                (task, AssignedTask.active(task) if role == "active" else AssignedTask.standby(task))
+                for share in assignment.consumer_tasks().values()
+                for role, tasks in (("active", share.active), ("standby", share.standby))
+                for task in tasks
+            ]
+            assert list(assignment.tasks().items()) == expected
+            assert [t.type for _, t in expected] == [assignment.tasks()[t].type for t, _ in expected]
+        changed = next(iter(answer))
+        held = len(changed.tasks())
+        changed.remove_task(TASK_0_0)
+        changed.assign_task(AssignedTask.standby(TASK_0_0))
+        assert changed.role_of(TASK_0_0) is AssignedTask.standby(TASK_0_0).type
+        assert len(changed.tasks()) in (held, held + 1)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_member_levels_give_the_queue_answer(seed, monkeypatch):
     # A process whose members all have one task count reads the next member from the cached level
