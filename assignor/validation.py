@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from operator import is_, methodcaller
 
 from fleet_assignor.assignor.assignment import ACTIVE, AssignedTask, AssignedTaskType, TaskAssignment
 from fleet_assignor.assignor.errors import AssignmentError
@@ -174,6 +175,17 @@ def _unassigned_tasks(state: ApplicationState, returned: _Returned) -> tuple[Tas
     return tuple(task for task in state.all_tasks() if task not in active)
 
 
+_PROCESS_ID = methodcaller("process_id")
+
+
+def lists_each_client_in_order(application_state: ApplicationState, task_assignment: TaskAssignment) -> bool:
+    """Whether the answer lists the application's own process id objects, each once, in the state's order,
+    as the built-in assignors return them: then each client's state is found by place, and neither
+    validation nor the result hashes a process id (a Python-level hash, several per client)."""
+    clients = application_state.clients
+    return len(task_assignment) == len(clients) and all(map(is_, map(_PROCESS_ID, task_assignment), clients))
+
+
 def _valid_by_sets(
     application_state: ApplicationState, task_assignment: TaskAssignment
 ) -> ValidationResult | None:
@@ -182,12 +194,13 @@ def _valid_by_sets(
     validation then finds and orders the problems. Each check rules out one kind of problem: every known
     client listed exactly once (no missing, unknown or repeated client, so no task both active and standby on
     one), no task active twice, every task known, no standby without a changelog."""
-    clients = application_state.clients
-    listed = [a.process_id() for a in task_assignment]
-    if len(listed) != len(clients) or len(set(listed)) != len(listed):
-        return None
-    if not all(process_id in clients for process_id in listed):
-        return None
+    if not lists_each_client_in_order(application_state, task_assignment):
+        clients = application_state.clients
+        listed = [a.process_id() for a in task_assignment]
+        if len(listed) != len(clients) or len(set(listed)) != len(listed):
+            return None
+        if not all(process_id in clients for process_id in listed):
+            return None
     tasks = application_state.all_tasks()
     active: set[TaskId] = set()
     standby: set[TaskId] = set()
