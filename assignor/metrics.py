@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from fleet_assignor.assignor.assignment import KafkaStreamsAssignment
+from fleet_assignor.assignor.frozen import field_setters, new_object
 from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
@@ -21,11 +22,18 @@ class ClientTasks:
     standby: frozenset[TaskId] = frozenset()
     warmup: frozenset[TaskId] = frozenset()
 
-    @classmethod
-    def of(cls, assignment: KafkaStreamsAssignment) -> ClientTasks:
-        return cls(*assignment.task_ids_by_role())
+    @staticmethod
+    def of(assignment: KafkaStreamsAssignment) -> ClientTasks:
+        """The assignment's task ids by role (built in C, `frozen`: once per client of every plan)."""
+        active, standby, warmup = assignment.task_ids_by_role()
+        tasks: ClientTasks = new_object(ClientTasks)
+        _SET_ACTIVE(tasks, active)
+        _SET_STANDBY(tasks, standby)
+        _SET_WARMUP(tasks, warmup)
+        return tasks
 
 
+_SET_ACTIVE, _SET_STANDBY, _SET_WARMUP = field_setters(ClientTasks)
 _NO_TASKS = ClientTasks()
 
 

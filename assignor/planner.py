@@ -20,6 +20,7 @@ from typing import Any
 from fleet_assignor.assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
 from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks, task_order
 from fleet_assignor.assignor.errors import AssignmentError
+from fleet_assignor.assignor.frozen import field_setters, new_object
 from fleet_assignor.assignor.limits import instant_range_text, is_instant
 from fleet_assignor.assignor.metrics import (
     AssignmentMetrics,
@@ -75,6 +76,21 @@ class ClientResult:
             },
             "followup_rebalance_deadline_ms": self.followup_rebalance_deadline_ms,
         }
+
+
+_SET_PROCESS_ID, _SET_TASKS, _SET_CONSUMERS, _SET_DEADLINE = field_setters(ClientResult)
+
+
+def _client_result(
+    process_id: ProcessId, tasks: ClientTasks, consumers: Mapping[str, ConsumerTasks], deadline: int | None
+) -> ClientResult:
+    """``ClientResult(...)`` built in C (`frozen`): one per client of every plan."""
+    result: ClientResult = new_object(ClientResult)
+    _SET_PROCESS_ID(result, process_id)
+    _SET_TASKS(result, tasks)
+    _SET_CONSUMERS(result, consumers)
+    _SET_DEADLINE(result, deadline)
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +238,7 @@ def _results_in_client_order(
         split = _assignor_split(assignment)
         consumers = split or distribute_client_tasks(client, tasks.active, tasks.standby)
         results.append(
-            ClientResult(client.process_id, tasks, consumers, assignment.followup_rebalance_deadline())
+            _client_result(client.process_id, tasks, consumers, assignment.followup_rebalance_deadline())
         )
         rows.append((client, tasks))
     return tuple(sorted(results, key=_process_id_text)), metrics_of_clients(scenario, rows)
@@ -246,7 +262,7 @@ def _client_results(
             # The client's own id object: its text is the input's, whichever spelling an assignor used.
             pid = client.process_id
             consumers = splits.get(pid) or distribute_client_tasks(client, tasks.active, tasks.standby)
-        results.append(ClientResult(pid, tasks, consumers, deadline))
+        results.append(_client_result(pid, tasks, consumers, deadline))
     return tuple(sorted(results, key=_process_id_text))
 
 

@@ -46,7 +46,7 @@ from fleet_assignor.assignor.assignment import (
     TaskAssignment,
     TaskIdsByRole,
 )
-from fleet_assignor.assignor.distribution import ConsumerTasks
+from fleet_assignor.assignor.distribution import ConsumerTasks, consumer_tasks
 from fleet_assignor.assignor.java_order import (
     JavaHashOrder,
     JavaPriorityQueue,
@@ -1007,7 +1007,7 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
         assignment._split_is_current = True
         return assignment
 
-    @property  # type: ignore[override]  # the base's slot, filled on first use
+    @property  # the base's slot, filled on first use
     def _tasks(self) -> dict[TaskId, AssignedTask]:
         try:
             return _TASK_DICT_SLOT.__get__(self)
@@ -1119,7 +1119,7 @@ def _client_assignments(
             else:
                 active = sorted(active_set or _NONE)
                 standby = sorted(standby_set or _NONE)
-                share = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
+                share = consumer_tasks(tuple(map(ids, active)), tuple(map(ids, standby)))
                 split = {consumer: share}
                 by_role = (frozenset(share.active), frozenset(share.standby), _NO_IDS)
         else:
@@ -1130,7 +1130,7 @@ def _client_assignments(
             for consumer in [c for c in consumers if c in active_by or c in standby_by]:
                 active = sorted(active_by.get(consumer, _NONE))
                 standby = sorted(standby_by.get(consumer, _NONE))
-                split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
+                split[consumer] = consumer_tasks(tuple(map(ids, active)), tuple(map(ids, standby)))
                 actives += active
                 standbys += standby
             by_role = (frozenset(map(ids, actives)), frozenset(map(ids, standbys)), _NO_IDS)
