@@ -127,8 +127,15 @@ def _standby_moves(rows: ClientRows) -> int:
     for client, tasks in rows:
         if not tasks.standby:  # most clients of a big group without standbys
             continue
-        before = client.previous_active_tasks | client.previous_standby_tasks if client else frozenset()
-        moves += len(tasks.standby - tasks.warmup - before)
+        # Each difference copies what is left, so only those that can remove something are taken (a
+        # first round's clients held nothing; warmups are rare), one after the other (no union built).
+        moved = tasks.standby - tasks.warmup if tasks.warmup else tasks.standby
+        if client:
+            if client.previous_active_tasks:
+                moved = moved - client.previous_active_tasks
+            if client.previous_standby_tasks and moved:
+                moved = moved - client.previous_standby_tasks
+        moves += len(moved)
     return moves
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import compress
 from operator import is_, methodcaller
 
 from fleet_assignor.assignor.assignment import ACTIVE, AssignedTask, AssignedTaskType, TaskAssignment
 from fleet_assignor.assignor.errors import AssignmentError
 from fleet_assignor.assignor.process_id import ProcessId
-from fleet_assignor.assignor.state import ApplicationState
+from fleet_assignor.assignor.state import ApplicationState, has_changelog
 from fleet_assignor.assignor.task_id import TaskId
 
 
@@ -202,17 +203,18 @@ def _valid_by_sets(
         if not all(process_id in clients for process_id in listed):
             return None
     tasks = application_state.all_tasks()
+    # A client's standbys are checked against this set where they are, not gathered into one set first:
+    # a lookup per replica instead of an insert (fifty thousand at 1,000 tasks with 50 standbys).
+    may_be_standby = frozenset(compress(tasks, map(has_changelog, tasks.values())))
     active: set[TaskId] = set()
-    standby: set[TaskId] = set()
     active_count = 0
     for assignment in task_assignment:
         client_active, client_standby, _ = assignment.task_ids_by_role()
+        if not client_standby <= may_be_standby:  # an unknown task, or one without a changelog
+            return None
         active_count += len(client_active)
         active |= client_active
-        standby |= client_standby
-    if len(active) != active_count or not active <= tasks.keys() or not standby <= tasks.keys():
-        return None
-    if any(not tasks[task].has_changelog for task in standby):
+    if len(active) != active_count or not active <= tasks.keys():
         return None
     return ValidationResult(
         error=AssignmentError.NONE,
