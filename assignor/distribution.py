@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequenc
 from dataclasses import dataclass
 from operator import attrgetter
 
+from fleet_assignor.assignor.frozen import field_setters, new_object
 from fleet_assignor.assignor.state import KafkaStreamsState
 from fleet_assignor.assignor.task_id import TaskId
 
@@ -31,6 +32,17 @@ class ConsumerTasks:
 
     active: tuple[TaskId, ...] = ()
     standby: tuple[TaskId, ...] = ()
+
+
+_SET_SHARE_ACTIVE, _SET_SHARE_STANDBY = field_setters(ConsumerTasks)
+
+
+def consumer_tasks(active: tuple[TaskId, ...], standby: tuple[TaskId, ...]) -> ConsumerTasks:
+    """``ConsumerTasks(active, standby)`` built in C (`frozen`): one per consumer given tasks."""
+    share: ConsumerTasks = new_object(ConsumerTasks)
+    _SET_SHARE_ACTIVE(share, active)
+    _SET_SHARE_STANDBY(share, standby)
+    return share
 
 
 def assign_tasks_to_threads(
@@ -213,4 +225,4 @@ def _consumer_tasks(active: list[TaskId], standby: list[TaskId]) -> ConsumerTask
     # Most consumers of a client with many threads get nothing: they share one empty value.
     if not active and not standby:
         return _NO_TASKS
-    return ConsumerTasks(tuple(sorted(active, key=task_order)), tuple(sorted(standby, key=task_order)))
+    return consumer_tasks(tuple(sorted(active, key=task_order)), tuple(sorted(standby, key=task_order)))

@@ -18,6 +18,7 @@ written from the documented behaviour of `java.util.HashMap` and `java.util.Prio
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
 from operator import le
@@ -158,12 +159,44 @@ class JavaHashOrder:
         """`compute_if_absent` of each key in turn, in one call: a present key only resizes a table whose
         size passed the threshold, so the calls for the others are skipped (thousands of members share
         a handful of process ids)."""
+        if self._capacity == 0 and self._threshold >= _MIN_TREEIFY_CAPACITY:
+            self._fill_large_table(list(keys))
+            return
         hashes = self._hashes
         resize_pending = True  # the table may not exist yet; else only an insertion can make one pending
         for key in keys:
             if resize_pending or key not in hashes:
                 self.compute_if_absent(key)
                 resize_pending = self._capacity == 0 or len(self._keys) > self._threshold
+
+    def _fill_large_table(self, keys: list[str]) -> None:
+        """`compute_if_absent_all` into an empty map whose first table has 64 buckets or more (a thousand
+        processes: one call per key cost most of a millisecond). From that size on a crowded bucket
+        becomes a tree and never doubles the table, so the final size follows from the key counts alone:
+        each call first doubles a table whose key count passed three quarters of it, and the counts the
+        calls see rise one at a time, up to the number of distinct keys, or one less when the last call is
+        the one that inserts the last new key."""
+        if not keys:
+            return
+        distinct = list(dict.fromkeys(keys))
+        last_inserted_last = keys.index(distinct[-1]) == len(keys) - 1
+        most_seen = len(distinct) - 1 if last_inserted_last else len(distinct)
+        capacity = self._threshold  # the requested table size, kept there until the table exists
+        while most_seen > capacity * 3 // 4:
+            capacity *= 2
+        self._prepend = True
+        self._keys = distinct
+        # `_spread` of every key at once (an array step each instead of a Python call per key).
+        unsigned = np.fromiter(map(java_string_hash, distinct), np.int64, len(distinct)) & 0xFFFFFFFF
+        spread = unsigned ^ (unsigned >> 16)
+        self._hashes = dict(zip(distinct, spread.tolist(), strict=True))
+        self.treeified = _crowds_a_bucket(spread, self._threshold, capacity)
+        self._capacity = capacity // 2
+        self._resize()  # doubles it to the final size, with its threshold and bucket counts
+        # `keys()`, sorted in arrays: buckets in index order, each newest key first (computeIfAbsent).
+        newest_first = distinct[::-1]
+        buckets = spread[::-1] & (capacity - 1)
+        self._order = [newest_first[i] for i in np.argsort(buckets, kind="stable").tolist()]
 
     def keys(self) -> list[str]:
         """The keys in the order `keySet()` iterates them."""
@@ -173,6 +206,21 @@ class JavaHashOrder:
             keys = self._keys[::-1] if self._prepend else self._keys
             self._order = sorted(keys, key=lambda k: hashes[k] & mask)  # stable: bucket order kept
         return list(self._order)
+
+
+def _crowds_a_bucket(spread: np.ndarray, first_capacity: int, last_capacity: int) -> bool:
+    """Whether keys with these spread hashes, inserted in this order into a table of `first_capacity`
+    buckets (64 or more) doubled up to `last_capacity` when the count passes three quarters of it, ever
+    fill a bucket to the treeify threshold. At each size the buckets only fill, so it is enough to look
+    at the keys inserted by the end of each size: those at a count up to three quarters of it."""
+    capacity = first_capacity
+    while True:
+        inserted = spread[: capacity * 3 // 4 + 1]
+        if int(np.bincount(inserted & (capacity - 1)).max()) >= _TREEIFY_THRESHOLD:
+            return True
+        if capacity >= last_capacity:
+            return False
+        capacity *= 2
 
 
 def hash_map_put_order(keys: list[str], initial_capacity: int | None = None) -> list[str]:
@@ -199,6 +247,77 @@ def _large_table_put_order(order: JavaHashOrder, rest: list[str]) -> list[str]:
     unsigned = np.fromiter(map(java_string_hash, keys), np.int64, len(keys)) & 0xFFFFFFFF
     buckets = (unsigned ^ (unsigned >> 16)) & (capacity - 1)
     return [keys[i] for i in np.argsort(buckets, kind="stable").tolist()]
+
+
+def _no_key(_: object) -> float:
+    return 0.0
+
+
+# `RequeueLevel` keeps the array every this many steps: the array at any step is then at most this many
+# steps away.
+_LEVEL_SNAPSHOT_STEPS = 16
+
+
+class RequeueLevel:
+    """A `JavaPriorityQueue` of `size` elements with one key, whose head is polled and offered back with
+    one larger key `size` times: which place of the starting array each poll takes, and the array after
+    any number of steps. The sift steps compare keys only, so this is the same for any elements and any
+    two keys; after the `size` steps all have the larger key, and the next level starts from that array.
+
+    A caller whose queue goes through such levels (processes or members at one task count, each taking
+    one task more in turn) reads the element to take from here instead of sifting, and the array when it
+    leaves the level early. Worked out step by step as far as asked, once per size (`requeue_level`),
+    under a lock (plans may run in threads)."""
+
+    __slots__ = ("_final", "_lock", "_queue", "_snapshots", "polled", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._queue: JavaPriorityQueue[int] = JavaPriorityQueue(key=_no_key)
+        self._queue.offer_all(range(size))
+        self.polled: list[int] = []  # only ever appended to: read without the lock
+        # The (key, place) array before step 0, _LEVEL_SNAPSHOT_STEPS, ... and after the last step.
+        self._snapshots: list[list[tuple[float, int]]] = [list(self._queue.array)]
+        self._final: list[int] | None = None
+        self._lock = threading.Lock()
+
+    def place(self, step: int) -> int:
+        """The place (in the level's starting array) of the element the poll at `step` takes."""
+        polled = self.polled
+        if step >= len(polled):
+            with self._lock:
+                queue, snapshots = self._queue, self._snapshots
+                while len(polled) <= step:
+                    polled.append(queue.array[0][1])
+                    queue.requeue_head_as(1.0)
+                    if len(polled) % _LEVEL_SNAPSHOT_STEPS == 0 or len(polled) == self.size:
+                        snapshots.append(list(queue.array))
+        return polled[step]
+
+    def final(self) -> list[int]:
+        """The array after all `size` steps, as places in the starting array (read once per level)."""
+        if self._final is None:
+            self._final = self.places_after(self.size)
+        return self._final
+
+    def places_after(self, steps: int) -> list[int]:
+        """The array after `steps` steps (0 to `size`), as places in the starting array."""
+        if steps:
+            self.place(steps - 1)  # makes the snapshots up to there
+        index = steps // _LEVEL_SNAPSHOT_STEPS
+        from_step = index * _LEVEL_SNAPSHOT_STEPS
+        if steps == self.size:
+            index, from_step = len(self._snapshots) - 1, steps
+        queue: JavaPriorityQueue[int] = JavaPriorityQueue(key=_no_key)
+        queue._heap = list(self._snapshots[index])
+        for _ in range(steps - from_step):
+            queue.requeue_head_as(1.0)
+        return [place for _, place in queue.array]
+
+
+@lru_cache(maxsize=64)
+def requeue_level(size: int) -> RequeueLevel:
+    return RequeueLevel(size)
 
 
 def _sift_up(heap: list, entry: tuple) -> None:
@@ -270,6 +389,48 @@ class JavaPriorityQueue(Generic[T]):
         item = self._heap[0][1]
         self._remove_head()
         _sift_up(self._heap, (self._key(item), item))
+
+    @property
+    def array(self) -> list[tuple[float, T]]:
+        """The heap array, head first, as (key, element) pairs: read it (never change it) to peek without a
+        call in a loop that runs once per task."""
+        return self._heap
+
+    def requeue_head_as(self, key: float) -> None:
+        """`requeue_head` with the head's new key given (the caller just computed it): Java's poll and offer
+        in one call, their sift steps written out here, for the loops that run once per task and replica."""
+        heap = self._heap
+        item = heap[0][1]
+        last = heap.pop()
+        n = len(heap)
+        if n:  # the poll: the last element to the head, sifted down (as `_remove_head`)
+            last_key = last[0]
+            k, half = 0, n >> 1
+            while k < half:
+                child = 2 * k + 1
+                smaller = heap[child]
+                right = child + 1
+                if right < n:
+                    other = heap[right]
+                    if smaller[0] > other[0]:
+                        child, smaller = right, other
+                if last_key <= smaller[0]:
+                    break
+                heap[k] = smaller
+                k = child
+            heap[k] = last
+        # The offer: appended, then moved up while below its parent (as `_sift_up`).
+        entry = (key, item)
+        k = n
+        heap.append(entry)
+        while k > 0:
+            parent = (k - 1) >> 1
+            above = heap[parent]
+            if not key < above[0]:
+                break
+            heap[k] = above
+            k = parent
+        heap[k] = entry
 
     def _remove_head(self) -> None:
         """Java's `poll` without the result: the last element goes to the head and sifts down."""

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from fleet_assignor.assignor.assignment import KafkaStreamsAssignment
+from fleet_assignor.assignor.frozen import field_setters, new_object
 from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
+from fleet_assignor.assignor.state import KafkaStreamsState
 from fleet_assignor.assignor.task_id import TaskId
 
 
@@ -20,11 +22,18 @@ class ClientTasks:
     standby: frozenset[TaskId] = frozenset()
     warmup: frozenset[TaskId] = frozenset()
 
-    @classmethod
-    def of(cls, assignment: KafkaStreamsAssignment) -> ClientTasks:
-        return cls(*assignment.task_ids_by_role())
+    @staticmethod
+    def of(assignment: KafkaStreamsAssignment) -> ClientTasks:
+        """The assignment's task ids by role (built in C, `frozen`: once per client of every plan)."""
+        active, standby, warmup = assignment.task_ids_by_role()
+        tasks: ClientTasks = new_object(ClientTasks)
+        _SET_ACTIVE(tasks, active)
+        _SET_STANDBY(tasks, standby)
+        _SET_WARMUP(tasks, warmup)
+        return tasks
 
 
+_SET_ACTIVE, _SET_STANDBY, _SET_WARMUP = field_setters(ClientTasks)
 _NO_TASKS = ClientTasks()
 
 
@@ -48,17 +57,31 @@ class AssignmentMetrics:
         return asdict(self)
 
 
+# One row per client of a result: its state (None: a client the application does not have) and its tasks.
+ClientRows = Sequence[tuple[KafkaStreamsState | None, ClientTasks]]
+
+
+def _rows(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> ClientRows:
+    clients = scenario.application_state.clients
+    return [(clients.get(pid), tasks) for pid, tasks in result.items()]
+
+
 def compute_metrics(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> AssignmentMetrics:
+    return metrics_of_clients(scenario, _rows(scenario, result))
+
+
+def metrics_of_clients(scenario: Scenario, rows: ClientRows) -> AssignmentMetrics:
+    """`compute_metrics` of a result given as rows, each client once: every figure reads the rows, so a
+    caller that already has each client's state (the planner) spares a lookup by process id per client
+    and figure."""
     state = scenario.application_state
-    loads = [
-        len(result.get(pid, _NO_TASKS).active) / c.num_processing_threads for pid, c in state.clients.items()
-    ]
+    loads = _thread_loads(scenario, rows)
     return AssignmentMetrics(
-        active_moves=count_active_moves(scenario, result),
-        standby_moves=count_standby_moves(scenario, result),
-        warmups=sum(len(tasks.warmup) for tasks in result.values()),
-        cross_rack_cost=cross_rack_cost(scenario, result),
-        restore_lag=restore_lag(scenario, result),
+        active_moves=_active_moves(scenario, rows),
+        standby_moves=_standby_moves(rows),
+        warmups=sum(len(tasks.warmup) for _, tasks in rows),
+        cross_rack_cost=_cross_rack_cost(scenario, rows),
+        restore_lag=_restore_lag(scenario, rows),
         max_tasks_per_thread=max(loads, default=0.0),
         min_tasks_per_thread=min(loads, default=0.0),
         num_clients=len(state.clients),
@@ -68,43 +91,68 @@ def compute_metrics(scenario: Scenario, result: Mapping[ProcessId, ClientTasks])
     )
 
 
+def _thread_loads(scenario: Scenario, rows: ClientRows) -> list[float]:
+    """Actives per thread of every client of the application (one without a row holds none)."""
+    loads = [len(tasks.active) / c.num_processing_threads for c, tasks in rows if c is not None]
+    clients = scenario.application_state.clients.values()
+    if len(loads) < len(clients):
+        listed = {id(client) for client, _ in rows}
+        loads += [0 / client.num_processing_threads for client in clients if id(client) not in listed]
+    return loads
+
+
 def count_active_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int:
     """Previously active tasks now active on a client that did not hold them active, or on none."""
+    return _active_moves(scenario, _rows(scenario, result))
+
+
+def _active_moves(scenario: Scenario, rows: ClientRows) -> int:
     clients = scenario.application_state.clients
     previously_active: set[TaskId] = set().union(*(c.previous_active_tasks for c in clients.values()))
     active_now: set[TaskId] = set()
     newly_active: set[TaskId] = set()  # active on some client that did not run it before
-    for pid, tasks in result.items():
+    for client, tasks in rows:
         active_now |= tasks.active
-        client = clients.get(pid)
         newly_active |= tasks.active - client.previous_active_tasks if client is not None else tasks.active
     return len(previously_active - active_now) + len(previously_active & active_now & newly_active)
 
 
 def count_standby_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int:
     """Standbys (warmups excluded) on a client that held the task in neither role before."""
-    clients = scenario.application_state.clients
+    return _standby_moves(_rows(scenario, result))
+
+
+def _standby_moves(rows: ClientRows) -> int:
     moves = 0
-    for pid, tasks in result.items():
+    for client, tasks in rows:
         if not tasks.standby:  # most clients of a big group without standbys
             continue
-        client = clients.get(pid)
-        before = client.previous_active_tasks | client.previous_standby_tasks if client else frozenset()
-        moves += len(tasks.standby - tasks.warmup - before)
+        # Each difference copies what is left, so only those that can remove something are taken (a
+        # first round's clients held nothing; warmups are rare), one after the other (no union built).
+        moved = tasks.standby - tasks.warmup if tasks.warmup else tasks.standby
+        if client:
+            if client.previous_active_tasks:
+                moved = moved - client.previous_active_tasks
+            if client.previous_standby_tasks and moved:
+                moved = moved - client.previous_standby_tasks
+        moves += len(moved)
     return moves
 
 
 def restore_lag(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int:
     """Records to restore before the actives placed on clients that are not caught up can run."""
-    clients = scenario.application_state.clients
+    return _restore_lag(scenario, _rows(scenario, result))
+
+
+def _restore_lag(scenario: Scenario, rows: ClientRows) -> int:
     acceptable = scenario.application_state.configs.acceptable_recovery_lag
     total = 0
-    for pid, tasks in result.items():
-        client = clients.get(pid)
+    for client, tasks in rows:
         if client is None or not client.task_lags:  # no lags: no task to restore
             continue
+        lags = client.task_lags
         for task in tasks.active:
-            lag = client.task_lags.get(task)
+            lag = lags.get(task)
             if lag is None or lag == LATEST_OFFSET or 0 <= lag <= acceptable:
                 continue  # no changelog, or caught up
             total += scenario.end_offset_sums[task] if lag == UNKNOWN_OFFSET else lag
@@ -115,12 +163,15 @@ def cross_rack_cost(scenario: Scenario, result: Mapping[ProcessId, ClientTasks])
     """Cross-rack fetches in steady state: actives' source partitions and standbys' changelog partitions
     with no replica on the client's rack. None when a client's rack or a counted partition's racks is
     unknown, as a partial figure would mislead."""
+    return _cross_rack_cost(scenario, _rows(scenario, result))
+
+
+def _cross_rack_cost(scenario: Scenario, rows: ClientRows) -> int | None:
     state = scenario.application_state
     if any(client.rack_id is None for client in state.clients.values()):
         return None
     cost = 0
-    for pid, tasks in result.items():
-        client = state.clients.get(pid)
+    for client, tasks in rows:
         if client is None:
             continue
         for _task, partitions in _counted_partitions(scenario, tasks):

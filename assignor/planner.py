@@ -20,8 +20,14 @@ from typing import Any
 from fleet_assignor.assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
 from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks, task_order
 from fleet_assignor.assignor.errors import AssignmentError
+from fleet_assignor.assignor.frozen import field_setters, new_object
 from fleet_assignor.assignor.limits import instant_range_text, is_instant
-from fleet_assignor.assignor.metrics import AssignmentMetrics, ClientTasks, compute_metrics
+from fleet_assignor.assignor.metrics import (
+    AssignmentMetrics,
+    ClientTasks,
+    compute_metrics,
+    metrics_of_clients,
+)
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.registry import (
     FALLBACK_PRIOR,
@@ -32,7 +38,7 @@ from fleet_assignor.assignor.registry import (
 from fleet_assignor.assignor.scenario import Scenario, ScenarioError, load_scenario
 from fleet_assignor.assignor.task_assignment_utils import identity_assignment
 from fleet_assignor.assignor.task_id import TaskId
-from fleet_assignor.assignor.validation import validate_task_assignment
+from fleet_assignor.assignor.validation import lists_each_client_in_order, validate_task_assignment
 
 EXTERNAL = "external"
 LAGS_NOT_COMPUTED_NOTE = (
@@ -70,6 +76,21 @@ class ClientResult:
             },
             "followup_rebalance_deadline_ms": self.followup_rebalance_deadline_ms,
         }
+
+
+_SET_PROCESS_ID, _SET_TASKS, _SET_CONSUMERS, _SET_DEADLINE = field_setters(ClientResult)
+
+
+def _client_result(
+    process_id: ProcessId, tasks: ClientTasks, consumers: Mapping[str, ConsumerTasks], deadline: int | None
+) -> ClientResult:
+    """``ClientResult(...)`` built in C (`frozen`): one per client of every plan."""
+    result: ClientResult = new_object(ClientResult)
+    _SET_PROCESS_ID(result, process_id)
+    _SET_TASKS(result, tasks)
+    _SET_CONSUMERS(result, consumers)
+    _SET_DEADLINE(result, deadline)
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,10 +215,37 @@ def _assignor_splits(task_assignment: TaskAssignment) -> dict[ProcessId, Mapping
     ``consumer_tasks()``, as the broker-side `streams_sticky` returns: the broker assigns per member)."""
     splits = {}
     for assignment in task_assignment:
-        consumer_tasks = getattr(assignment, "consumer_tasks", None)
-        if callable(consumer_tasks):
-            splits[assignment.process_id()] = consumer_tasks()
+        split = _assignor_split(assignment)
+        if split is not None:
+            splits[assignment.process_id()] = split
     return splits
+
+
+def _assignor_split(assignment: KafkaStreamsAssignment) -> Mapping[str, ConsumerTasks] | None:
+    consumer_tasks = getattr(assignment, "consumer_tasks", None)
+    return consumer_tasks() if callable(consumer_tasks) else None
+
+
+def _results_in_client_order(
+    scenario: Scenario, task_assignment: TaskAssignment
+) -> tuple[tuple[ClientResult, ...], AssignmentMetrics]:
+    """`_client_results` and the metrics of an answer that lists each client once, in the state's order
+    (`lists_each_client_in_order`): there is nothing to merge, and each client's state is read by place."""
+    results = []
+    rows = []
+    for client, assignment in zip(scenario.application_state.clients.values(), task_assignment, strict=True):
+        tasks = ClientTasks.of(assignment)
+        split = _assignor_split(assignment)
+        consumers = split or distribute_client_tasks(client, tasks.active, tasks.standby)
+        results.append(
+            _client_result(client.process_id, tasks, consumers, assignment.followup_rebalance_deadline())
+        )
+        rows.append((client, tasks))
+    return tuple(sorted(results, key=_process_id_text)), metrics_of_clients(scenario, rows)
+
+
+def _process_id_text(result: ClientResult) -> str:
+    return str(result.process_id)
 
 
 def _client_results(
@@ -214,8 +262,8 @@ def _client_results(
             # The client's own id object: its text is the input's, whichever spelling an assignor used.
             pid = client.process_id
             consumers = splits.get(pid) or distribute_client_tasks(client, tasks.active, tasks.standby)
-        results.append(ClientResult(pid, tasks, consumers, deadline))
-    return tuple(sorted(results, key=lambda r: str(r.process_id)))
+        results.append(_client_result(pid, tasks, consumers, deadline))
+    return tuple(sorted(results, key=_process_id_text))
 
 
 def _build_result(
@@ -228,15 +276,20 @@ def _build_result(
     unassigned: tuple[TaskId, ...],
     elapsed_ms: float,
 ) -> PlanResult:
-    merged = _merged_clients(task_assignment)
+    if lists_each_client_in_order(scenario.application_state, task_assignment):
+        clients, metrics = _results_in_client_order(scenario, task_assignment)
+    else:
+        merged = _merged_clients(task_assignment)
+        clients = _client_results(scenario, merged, _assignor_splits(task_assignment))
+        metrics = compute_metrics(scenario, {pid: tasks for pid, (tasks, _) in merged.items()})
     return PlanResult(
         assignor=assignor,
         status=status,
-        clients=_client_results(scenario, merged, _assignor_splits(task_assignment)),
+        clients=clients,
         error=error,
         error_detail=detail,
         unassigned=unassigned,
-        metrics=compute_metrics(scenario, {pid: tasks for pid, (tasks, _) in merged.items()}),
+        metrics=metrics,
         elapsed_ms=round(elapsed_ms, 3),
         task_assignment=task_assignment,
     )

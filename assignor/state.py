@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from types import MappingProxyType
 
 from fleet_assignor.assignor.configs import AssignmentConfigs
@@ -69,6 +70,10 @@ class TaskInfo:
     @property
     def changelog_partitions(self) -> tuple[TaskTopicPartition, ...]:
         return tuple(tp for tp in self.topic_partitions if tp.is_changelog)
+
+
+# `TaskInfo.has_changelog` read in C, for scans over many tasks (validation checks every standby's task).
+has_changelog: Callable[[TaskInfo], bool] = attrgetter("_has_changelog")
 
 
 @dataclass(frozen=True, slots=True, eq=False)

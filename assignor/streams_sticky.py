@@ -41,15 +41,18 @@ from types import MappingProxyType
 from weakref import WeakKeyDictionary
 
 from fleet_assignor.assignor.assignment import (
-    ACTIVE,
-    STANDBY,
     AssignedTask,
     KafkaStreamsAssignment,
     TaskAssignment,
     TaskIdsByRole,
 )
-from fleet_assignor.assignor.distribution import ConsumerTasks
-from fleet_assignor.assignor.java_order import JavaHashOrder, JavaPriorityQueue, hash_map_put_order
+from fleet_assignor.assignor.distribution import ConsumerTasks, consumer_tasks
+from fleet_assignor.assignor.java_order import (
+    JavaHashOrder,
+    JavaPriorityQueue,
+    hash_map_put_order,
+    requeue_level,
+)
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.state import ApplicationState, KafkaStreamsState
 from fleet_assignor.assignor.task_id import TaskId
@@ -202,6 +205,9 @@ class _NumberedMember:
 class _NumberedGroup:
     group: BrokerGroup
     members: tuple[_NumberedMember, ...]
+    # Per member, in the group's order, its id and its process id (read at C speed per assignment).
+    member_ids: tuple[str, ...]
+    process_ids: tuple[str, ...]
     stateful: tuple[Task, ...]  # the tasks of stateful subtopologies, in number order
     # Per task number, its place in (partition, subtopology id) order and in (subtopology id, partition)
     # order: Kafka's comparators, as sort keys.
@@ -226,6 +232,8 @@ class _NumberedGroup:
         return cls(
             group=group,
             members=members,
+            member_ids=tuple(m.member_id for m in members),
+            process_ids=tuple(m.process_id for m in members),
             stateful=tuple(n for n, t in enumerate(group.tasks) if t[0] in group.stateful_subtopologies),
             partition_major=_places(sorted(numbers, key=lambda n: (tasks[n][1], tasks[n][0]))),
             subtopology_major=_places(sorted(numbers, key=tasks.__getitem__)),
@@ -264,10 +272,13 @@ class _Process:
         """The process with its members, in the order they were added (all at once: a process can have
         thousands, and the broker adds every member before the first task)."""
         self.process_id = process_id
-        self.capacity = len(member_ids)
+        self.capacity = capacity = len(member_ids)
         self.task_count = 0
-        self.load = 0.0 if self.capacity > 0 else -1.0
-        self.member_counts: dict[str, int] = dict.fromkeys(member_ids, 0)
+        self.load = 0.0 if capacity > 0 else -1.0
+        # A thousand one-member processes are made per call at 1,000 clients: a display for them.
+        self.member_counts: dict[str, int] = (
+            {member_ids[0]: 0} if capacity == 1 else dict.fromkeys(member_ids, 0)
+        )
         # Kafka's memberToTaskCounts is a HashMap: its order, worked out when first needed.
         self._member_order: list[str] | None = None
         self.tasks: set[Task] = set()
@@ -275,9 +286,9 @@ class _Process:
         self.active_by_member: defaultdict[str, set[Task]] = defaultdict(set)
         self.standby_by_member: defaultdict[str, set[Task]] = defaultdict(set)
         # Members by task count, built on first use and kept until a task is added by member id.
-        self._members_by_load: JavaPriorityQueue[list] | None = None
+        self._members_by_load: _MemberLevel | JavaPriorityQueue[list] | None = None
         # The member of a one-member process: it takes every task, no queue needed.
-        self.sole_member: str | None = member_ids[0] if len(member_ids) == 1 else None
+        self.sole_member: str | None = member_ids[0] if capacity == 1 else None
 
     def add_task(self, member_id: str, task: Task, active: bool) -> int:
         """The task to this member; its new task count. Drops the members' queue (their counts changed).
@@ -298,22 +309,57 @@ class _Process:
             return self.add_task(self.sole_member, task, active)
         if not self.member_counts:
             return -1
-        if self._members_by_load is None:
-            queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=itemgetter(1))
-            if self._member_order is None:
-                self._member_order = hash_map_put_order(list(self.member_counts))
-            order = self._member_order
-            # [member id, task count] per member, made in C (thousands of members in a big process).
-            queue.offer_all(map(list, zip(order, map(self.member_counts.__getitem__, order), strict=True)))
-            self._members_by_load = queue
         queue = self._members_by_load
-        entry = queue.peek()
-        assert entry is not None  # the queue holds every member
-        count = self.add_task(entry[0], task, active)
-        entry[1] = count
-        queue.requeue_head()
+        if queue is None:
+            queue = self._members_queue()
+        if isinstance(queue, _MemberLevel):
+            count = self.add_task(queue.next_member(), task, active)
+        else:
+            entry = queue.peek()
+            assert entry is not None  # the queue holds every member
+            count = self.add_task(entry[0], task, active)
+            entry[1] = count
+            queue.requeue_head_as(count)
         self._members_by_load = queue  # still right: the member's new count is in it
         return count
+
+    def _members_queue(self) -> _MemberLevel | JavaPriorityQueue[list]:
+        """Kafka's queue of the members by task count, offered in its HashMap's order; as levels while
+        all have one count (a first assignment: then each member in turn takes one task more)."""
+        if self._member_order is None:
+            self._member_order = hash_map_put_order(list(self.member_counts))
+        order = self._member_order
+        counts = list(map(self.member_counts.__getitem__, order))
+        if counts.count(counts[0]) == len(counts):
+            # Equal keys offered into an empty queue stay in offer order: the level starts from `order`.
+            return _MemberLevel(list(order))
+        queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=itemgetter(1))
+        # [member id, task count] per member, made in C (thousands of members in a big process).
+        queue.offer_all(map(list, zip(order, counts, strict=True)))
+        return queue
+
+
+class _MemberLevel:
+    """The members' queue while every member's count is its level's count or one more (`RequeueLevel`):
+    the next member is read, not sifted. Valid only while members get tasks through it alone, as the
+    queue it stands for (a task added by member id drops both)."""
+
+    __slots__ = ("_level", "_members", "_step")
+
+    def __init__(self, members: list[str]) -> None:
+        self._members = members  # the queue's array when the level started
+        self._level = requeue_level(len(members))
+        self._step = 0
+
+    def next_member(self) -> str:
+        """The member the queue's head is, taken as if polled and offered back with one task more."""
+        level, step = self._level, self._step
+        if step == level.size:  # every member has one task more: the next level starts
+            self._members = list(map(self._members.__getitem__, level.final()))
+            step = 0
+        self._step = step + 1
+        polled = level.polled
+        return self._members[polled[step] if step < len(polled) else level.place(step)]
 
 
 def _tasks_per_member(tasks: int, members: int) -> int:
@@ -470,25 +516,22 @@ def _initial_state(numbered: _NumberedGroup) -> _Assignment:
         members_for_all=members,
     )
     process_order = JavaHashOrder(members)  # new HashMap<>(members), filled by computeIfAbsent
-    process_order.compute_if_absent_all(m.process_id for m in group.members)
-    member_ids: dict[str, list[str]] = {}
-    prev_active: dict[Task, str] = {}
-    for member in numbered.members:
-        ids = member_ids.get(member.process_id)
-        if ids is None:
-            member_ids[member.process_id] = [member.member_id]
-        else:
-            ids.append(member.member_id)
-        for task in member.prev_active:
-            prev_active[task] = member.member_id  # a task two members claim: the later one's
+    process_order.compute_if_absent_all(numbered.process_ids)
+    member_ids: defaultdict[str, list[str]] = defaultdict(list)
+    for member_id, process_id in zip(numbered.member_ids, numbered.process_ids, strict=True):
+        member_ids[process_id].append(member_id)
+    # A task two members claim: the later one's.
+    prev_active = {task: m.member_id for m in numbered.members if m.prev_active for task in m.prev_active}
     processes = {process_id: _Process(process_id, ids) for process_id, ids in member_ids.items()}
     return _Assignment(
         processes=processes,
         process_order=process_order.keys(),
-        member_process={m.member_id: processes[m.process_id] for m in group.members},
+        member_process=dict(
+            zip(numbered.member_ids, map(processes.__getitem__, numbered.process_ids), strict=True)
+        ),
         prev_active_member=prev_active,
         ranked_prev_holders=_standby_candidates(numbered.members),
-        member_ids=[m.member_id for m in group.members],
+        member_ids=list(numbered.member_ids),
         quotas=quotas,
         num_standby_replicas=group.num_standby_replicas,
         numbered=numbered,
@@ -563,12 +606,7 @@ def _give_active_under_quota(state: _Assignment, member_id: str, task: Task) -> 
 
 def _sticky_actives(state: _Assignment, tasks: list[Task]) -> list[Task]:
     """Steps 1 and 2: previous owners, then ranked previous standby holders; returns the tasks left."""
-    left = []
-    prev_active_member = state.prev_active_member
-    for task in tasks:
-        owner = prev_active_member.get(task)
-        if owner is None or not _give_active_under_quota(state, owner, task):
-            left.append(task)
+    left = _back_to_owners(state, tasks)
     still_left = []
     ranked_prev_holders = state.ranked_prev_holders
     state.floor = _load_floor_if_worth_it(state)
@@ -579,6 +617,34 @@ def _sticky_actives(state: _Assignment, tasks: list[Task]) -> list[Task]:
             still_left.append(task)
     state.floor = None
     return still_left
+
+
+def _back_to_owners(state: _Assignment, tasks: list[Task]) -> list[Task]:
+    """Step 1: each task to the member that ran it, if under the active quota; returns the tasks left.
+    `_give_active_under_quota` and `add_task` written out: once per task, thousands on a second round
+    (no load floor is kept during this step)."""
+    left = []
+    prev_active_member, member_process, quotas = state.prev_active_member, state.member_process, state.quotas
+    for task in tasks:
+        owner = prev_active_member.get(task)
+        if owner is None:
+            left.append(task)
+            continue
+        process = member_process[owner]
+        counts = process.member_counts
+        count = counts[owner] + 1
+        if count > quotas.active_per_member:
+            left.append(task)
+            continue
+        process._members_by_load = None
+        process.task_count += 1
+        process.tasks.add(task)
+        process.active_by_member[owner].add(task)
+        counts[owner] = count
+        process.load = process.task_count / process.capacity
+        if count == quotas.active_per_member or count == quotas.all_per_member:
+            _count_active(quotas, count)
+    return left
 
 
 def _no_room(task: Task, state: _Assignment, what: str) -> StreamsStickyError:
@@ -600,22 +666,92 @@ def _assign_actives(state: _Assignment) -> None:
     # The tasks left in (subtopology id, partition) order: a range-like start.
     left = sorted(tasks, key=numbered.subtopology_major.__getitem__)
     queue = state.processes_by_load()
-    # Kafka polls the least-loaded process and offers it back after the task: `requeue_head` does both.
-    head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
+    if _is_level(queue):
+        _least_loaded_actives_by_level(state, queue, left)
+    else:
+        _least_loaded_actives(state, queue, left)
+    _settle_sole_actives(state.processes)
+
+
+def _is_level(queue: JavaPriorityQueue[_Process]) -> bool:
+    """Whether all the processes (two or more) have one load and one capacity: then each task raises its
+    process's load by the same step, and they take tasks in turn as `RequeueLevel` says."""
+    array = queue.array
+    if len(array) < 2:
+        return False
+    load, first = array[0]
+    capacity = first.capacity
+    return all(entry[0] == load and entry[1].capacity == capacity for entry in array)
+
+
+def _least_loaded_actives_by_level(
+    state: _Assignment, queue: JavaPriorityQueue[_Process], left: list[Task]
+) -> None:
+    """`_least_loaded_actives` for a queue at one level: the processes in the order the level polls them,
+    read instead of sifted (the queue is not used afterwards, so its array is not kept up to date)."""
+    processes = [process for _, process in queue.array]
+    level = requeue_level(len(processes))
+    polled, step, quotas = level.polled, 0, state.quotas
     for task in left:
-        process = head()
-        if process is None:
+        if step == level.size:  # all took one task more: the next level
+            processes = list(map(processes.__getitem__, level.final()))
+            step = 0
+        process = processes[polled[step] if step < len(polled) else level.place(step)]
+        step += 1
+        if process.sole_member is None:
+            count = process.add_task_to_least_loaded_member(task, True)
+            if count == -1:
+                raise _no_room(task, state, "member")
+        else:  # as in `_least_loaded_actives`
+            process.tasks.add(task)
+            count = process.task_count = process.task_count + 1
+            process.load = count / process.capacity
+        if count == quotas.active_per_member or count == quotas.all_per_member:
+            _count_active(quotas, count)
+
+
+def _least_loaded_actives(state: _Assignment, queue: JavaPriorityQueue[_Process], left: list[Task]) -> None:
+    """Each task to the least-loaded process, inside it to its least-loaded member."""
+    # Kafka polls the least-loaded process and offers it back after the task: `requeue_head_as` does both.
+    array, requeue_as, quotas = queue.array, queue.requeue_head_as, state.quotas
+    for task in left:
+        if not array:
             raise _no_room(task, state, "process")
-        member = process.sole_member
-        if member is None:
+        process = array[0][1]
+        if process.sole_member is None:
             count = process.add_task_to_least_loaded_member(task, True)
             if count == -1:
                 raise _no_room(task, state, "member")
         else:
-            count = process.add_task(member, task, True)
+            # `add_task` written out for a one-member process (its member's count is the process's);
+            # `_settle_sole_actives` fills in the member's count and set after the loop.
+            process.tasks.add(task)
+            count = process.task_count = process.task_count + 1
+            process.load = count / process.capacity
         if count == quotas.active_per_member or count == quotas.all_per_member:
             _count_active(quotas, count)
-        requeue()
+        requeue_as(process.load)
+
+
+def _settle_sole_actives(processes: Mapping[str, _Process]) -> None:
+    """After the actives: a one-member process's member holds all of its tasks, and they are all actives
+    (the least-loaded loop counts only the process's tasks)."""
+    for process in processes.values():
+        member = process.sole_member
+        if member is not None and process.tasks:
+            process.member_counts[member] = process.task_count
+            process.active_by_member[member] = set(process.tasks)
+
+
+def _settle_sole_standbys(processes: Mapping[str, _Process]) -> None:
+    """After the standbys: a one-member process's standbys are its tasks that are not actives."""
+    for process in processes.values():
+        member = process.sole_member
+        if member is not None and process.tasks:
+            process.member_counts[member] = process.task_count
+            active = process.active_by_member.get(member, _NONE)
+            if len(active) < process.task_count:
+                process.standby_by_member[member] = process.tasks - active
 
 
 def _give_standby_under_quota(state: _Assignment, member_id: str, task: Task) -> bool:
@@ -631,22 +767,6 @@ def _give_standby_under_quota(state: _Assignment, member_id: str, task: Task) ->
     if state.floor is not None:
         state.floor.raised(old_load)
     return True
-
-
-def _sticky_replicas(state: _Assignment, task: Task, replicas: int) -> int:
-    """Replicas, one by one, each to the previous active member or else the best previous holder, if under
-    the quota; how many were placed before one found neither (the owner and the holder list are looked up
-    once for all of them)."""
-    owner = state.prev_active_member.get(task)
-    owner_tasks = _NONE if owner is None else state.member_process[owner].tasks  # the live set
-    candidates = state.ranked_prev_holders.get(task)
-    for placed in range(replicas):
-        if owner is not None and task not in owner_tasks and _give_standby_under_quota(state, owner, task):
-            continue
-        holder = None if candidates is None else _prev_holder_with_least_load(state, candidates, task)
-        if holder is None or not _give_standby_under_quota(state, holder, task):
-            return placed
-    return replicas
 
 
 def _standby_past_holders(state: _Assignment, queue: JavaPriorityQueue[_Process], task: Task) -> bool:
@@ -688,46 +808,139 @@ def _sticky_standbys_in_order(state: _Assignment) -> list[tuple[Task, int]]:
     """The sticky replicas, task by task in descending (partition, subtopology id) order: the order
     decides who reaches a quota first. Returns the tasks left with their replicas left."""
     numbered = state.numbered
+    replicas = state.num_standby_replicas
     remaining: list[tuple[Task, int]] = []
     state.floor = _load_floor_if_worth_it(state)
     owned, held = state.prev_active_member, state.ranked_prev_holders
     for task in sorted(numbered.stateful, key=numbered.partition_major.__getitem__, reverse=True):
-        if task not in owned and task not in held:  # no sticky replica possible (a task new to the group)
-            remaining.append((task, state.num_standby_replicas))
+        owner = owned.get(task)
+        candidates = held.get(task)
+        if owner is None and candidates is None:  # no sticky replica possible (a task new to the group)
+            remaining.append((task, replicas))
             continue
-        placed = _sticky_replicas(state, task, state.num_standby_replicas)
-        if placed < state.num_standby_replicas:
-            remaining.append((task, state.num_standby_replicas - placed))
+        placed = _sticky_replicas(state, task, owner, candidates)
+        if placed < replicas:
+            remaining.append((task, replicas - placed))
     state.floor = None
     return remaining
+
+
+def _sticky_replicas(state: _Assignment, task: Task, owner: str | None, candidates: list[int] | None) -> int:
+    """The task's replicas, one by one, each to the previous active member or else the best previous
+    holder, if under the quota; how many were placed before one found neither.
+
+    Runs once per task, its replicas in one loop (fifty each at 1,000 tasks x 100 clients), so the holder
+    search of `_prev_holder_with_least_load` and the holder's `_give_standby_under_quota` are written out
+    in it."""
+    owner_tasks = _NONE if owner is None else state.member_process[owner].tasks  # the live set
+    member_process, member_ids, quotas, floor = (
+        state.member_process,
+        state.member_ids,
+        state.quotas,
+        state.floor,
+    )
+    for placed in range(state.num_standby_replicas):
+        if owner is not None and task not in owner_tasks and _give_standby_under_quota(state, owner, task):
+            continue
+        if not candidates:
+            return placed
+        # The first ranked holder whose process lacks the task, replaced only by one lower in both loads;
+        # the holders met whose process has it are dropped (as `_prev_holder_with_least_load`).
+        lowest = floor.minimum if floor is not None else -1.0
+        chosen: str | None = None
+        chosen_process = None
+        chosen_process_load = chosen_member_load = _DOUBLE_MAX
+        met_holding = []
+        for index, key in enumerate(candidates):
+            member_id = member_ids[key & _INDEX_MASK]
+            process = member_process[member_id]
+            if task in process.tasks:
+                met_holding.append(index)
+                continue
+            process_load, member_load = process.load, process.member_counts[member_id]
+            if chosen is None or (process_load < chosen_process_load and member_load < chosen_member_load):
+                chosen, chosen_process = member_id, process
+                chosen_process_load, chosen_member_load = process_load, member_load
+                if process_load <= lowest:
+                    break
+        for index in reversed(met_holding):
+            del candidates[index]
+        if chosen is None or chosen_process is None or chosen_member_load >= quotas.all_per_member:
+            return placed
+        # `_give_standby_under_quota` for the holder, `add_task` written out.
+        chosen_process._members_by_load = None
+        chosen_process.task_count += 1
+        chosen_process.tasks.add(task)
+        chosen_process.standby_by_member[chosen].add(task)
+        count = chosen_process.member_counts[chosen] + 1
+        chosen_process.member_counts[chosen] = count
+        chosen_process.load = chosen_process.task_count / chosen_process.capacity
+        if count == quotas.all_per_member:
+            quotas.after_any(count)
+        if floor is not None:
+            floor.raised(chosen_process_load)
+    return state.num_standby_replicas
+
+
+def _least_loaded_standbys_by_level(
+    queue: JavaPriorityQueue[_Process], remaining: list[tuple[Task, int]]
+) -> list[tuple[Task, int]]:
+    """The least-loaded replicas while the one-member processes go through levels: each takes the next
+    replica in turn as `RequeueLevel` says, until the process a level reaches holds its replica's task
+    (Kafka then polls past it). Returns the replicas left from there, the queue's array made as Java's
+    is at that step; none if all were placed (the queue is then not used again)."""
+    processes = [process for _, process in queue.array]
+    level = requeue_level(len(processes))
+    polled, step = level.polled, 0
+    for index, (task, replicas) in enumerate(remaining):
+        for placed in range(replicas):
+            if step == level.size:  # all took one replica more: the next level
+                processes = list(map(processes.__getitem__, level.final()))
+                step = 0
+            process = processes[polled[step] if step < len(polled) else level.place(step)]
+            tasks = process.tasks
+            if task in tasks:
+                # An element's key in Java's queue is its process's load (it changes only while polled).
+                queue.array[:] = [(p.load, p) for p in map(processes.__getitem__, level.places_after(step))]
+                return [(task, replicas - placed), *remaining[index + 1 :]]
+            step += 1
+            tasks.add(task)  # `add_task` written out, as in `_assign_standbys`
+            process.task_count += 1
+            process.load = process.task_count / process.capacity
+    return []
 
 
 def _assign_standbys(state: _Assignment) -> None:
     remaining = _sticky_standbys(state)
     queue = state.processes_by_load()
-    head, requeue, quotas = queue.peek, queue.requeue_head, state.quotas
+    if _is_level(queue) and all(entry[1].sole_member is not None for entry in queue.array):
+        remaining = _least_loaded_standbys_by_level(queue, remaining)
+    array, requeue_as = queue.array, queue.requeue_head_as
+    # The quotas are not kept up to date from here on: only the sticky steps, all done, read them.
     for task, replicas in remaining:
         for _ in range(replicas):
             # `_standby_past_holders` unrolled for its usual case (the lightest process lacks the task;
-            # Kafka's poll and offer back are one `requeue_head`): this loop runs once per standby
+            # Kafka's poll and offer back are one `requeue_head_as`): this loop runs once per standby
             # replica, tens of thousands of times.
-            process = head()
-            if process is None:
+            if not array:
                 break
-            if task in process.tasks:
+            process = array[0][1]
+            tasks = process.tasks
+            if task in tasks:
                 if _standby_past_holders(state, queue, task):
                     continue
                 break  # Kafka logs that the capacity is short, and goes on with the next task
-            member = process.sole_member
-            if member is None:
+            if process.sole_member is None:
                 count = process.add_task_to_least_loaded_member(task, False)
-            else:
-                count = process.add_task(member, task, False)
-            requeue()
-            if count == -1:
-                break
-            if count == quotas.all_per_member:
-                quotas.after_any(count)
+                requeue_as(process.load)
+                if count == -1:
+                    break
+            else:  # `add_task` written out, as in `_assign_actives`
+                tasks.add(task)
+                process.task_count += 1
+                process.load = load = process.task_count / process.capacity
+                requeue_as(load)
+    _settle_sole_standbys(state.processes)
 
 
 MemberTasks = tuple[AbstractSet[BrokerTask], AbstractSet[BrokerTask]]
@@ -761,7 +974,11 @@ def assign_broker_group(group: BrokerGroup) -> dict[str, MemberTasks]:
 class MemberSplitAssignment(KafkaStreamsAssignment):
     """A client's assignment that also says which of its consumers (broker members) runs each task: the
     broker's assignor decides that itself, so the planner reports it instead of splitting the client's
-    tasks over its consumers on its own."""
+    tasks over its consumers on its own.
+
+    Made by `taking`, its task dict is built from the split the first time something reads or changes it:
+    the planner reads only the split and the task ids by role, and a dict entry per task and replica (fifty
+    thousand at 1,000 tasks with 50 standbys) costs more than the rest of the client's result."""
 
     __slots__ = ("_by_role", "_consumer_tasks", "_split_is_current")
 
@@ -773,6 +990,35 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
         self._consumer_tasks = MappingProxyType(dict(split))
         self._by_role: TaskIdsByRole | None = None
         self._split_is_current = True  # until a task is changed afterwards
+
+    @classmethod
+    def taking(
+        cls, process_id: ProcessId, split: dict[str, ConsumerTasks], by_role: TaskIdsByRole | None = None
+    ) -> MemberSplitAssignment:
+        """An assignment of the tasks of `split`, keeping `split` itself instead of a copy (the caller made
+        it for this assignment and drops it: one copy less per client, at thousands of clients), with the
+        task ids by role if the caller has them (`task_ids_by_role`); the task dict is left to be built
+        when first used."""
+        assignment = cls.__new__(cls)
+        assignment._process_id = process_id
+        assignment._followup_rebalance_deadline = None
+        assignment._consumer_tasks = MappingProxyType(split)
+        assignment._by_role = by_role
+        assignment._split_is_current = True
+        return assignment
+
+    @property  # the base's slot, filled on first use
+    def _tasks(self) -> dict[TaskId, AssignedTask]:
+        try:
+            return _TASK_DICT_SLOT.__get__(self)
+        except AttributeError:
+            tasks = _tasks_of_split(self._consumer_tasks)
+            _TASK_DICT_SLOT.__set__(self, tasks)
+            return tasks
+
+    @_tasks.setter
+    def _tasks(self, tasks: dict[TaskId, AssignedTask]) -> None:
+        _TASK_DICT_SLOT.__set__(self, tasks)
 
     def consumer_tasks(self) -> Mapping[str, ConsumerTasks]:
         return self._consumer_tasks
@@ -801,21 +1047,33 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
         super().remove_task(task)
 
 
+# The base class's storage of the task dict, which `MemberSplitAssignment._tasks` fills lazily.
+_TASK_DICT_SLOT = KafkaStreamsAssignment.__dict__["_tasks"]
+
+
+def _tasks_of_split(split: Mapping[str, ConsumerTasks]) -> dict[TaskId, AssignedTask]:
+    """The task dict of a split, in the order the broker's result lists them: consumer by consumer (in
+    the split's order), each one's actives then its standbys."""
+    tasks: dict[TaskId, AssignedTask] = {}
+    for share in split.values():
+        tasks.update((t, AssignedTask.active(t)) for t in share.active)
+        tasks.update((t, AssignedTask.standby(t)) for t in share.standby)
+    return tasks
+
+
 _ACTIVE_IDS = attrgetter("active")
 _STANDBY_IDS = attrgetter("standby")
 _NO_IDS: frozenset[TaskId] = frozenset()
+_NO_IDS_BY_ROLE: TaskIdsByRole = (_NO_IDS, _NO_IDS, _NO_IDS)
 
 
 @dataclass(frozen=True, slots=True)
 class _BrokerInput:
-    """The broker's input with numbered tasks, and per task number its id and two roles (built once: they
-    are immutable values). The group's tasks are in TaskId order, so results sort by number."""
+    """The broker's input with numbered tasks, and per task number its id (built once: they are immutable
+    values). The group's tasks are in TaskId order, so results sort by number."""
 
     numbered: _NumberedGroup
     ids: tuple[TaskId, ...]
-    # (id, role) pairs, to update a client's task dict from ranks in one call.
-    as_active: tuple[tuple[TaskId, AssignedTask], ...]
-    as_standby: tuple[tuple[TaskId, AssignedTask], ...]
     # Per client, in client order: its process id as the broker has it, and its consumer ids sorted.
     clients: tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -827,8 +1085,6 @@ class _BrokerInput:
         return cls(
             numbered=_NumberedGroup.of(group),
             ids=ids,
-            as_active=tuple((t, AssignedTask(t, ACTIVE)) for t in ids),
-            as_standby=tuple((t, AssignedTask(t, STANDBY)) for t in ids),
             clients=tuple(
                 (c.process_id.canonical, tuple(sorted(c.consumer_client_ids)))
                 for c in application_state.clients.values()
@@ -846,24 +1102,39 @@ def _client_assignments(
     """Each client's tasks and their split over its consumers, read from its process (none: a client
     without consumers has no member on the broker). One loop over the clients: thousands of them."""
     ids = broker.ids.__getitem__
-    as_active, as_standby = broker.as_active.__getitem__, broker.as_standby.__getitem__
     assignments = []
     for state, (process_id, consumers) in zip(
         application_state.clients.values(), broker.clients, strict=True
     ):
-        split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
-        # A process never holds a task twice on the broker (ProcessState checks), so no task repeats.
-        tasks: dict[TaskId, AssignedTask] = {}
+        by_role = _NO_IDS_BY_ROLE
         process = processes.get(process_id)
-        if process is not None:
+        if process is None:
+            split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
+        elif len(consumers) == 1:  # one consumer: most clients of a big group (a dict per client less)
+            consumer = consumers[0]
+            active_set = process.active_by_member.get(consumer)
+            standby_set = process.standby_by_member.get(consumer)
+            if active_set is None and standby_set is None:
+                split = {consumer: _NO_CONSUMER_TASKS}
+            else:
+                active = sorted(active_set or _NONE)
+                standby = sorted(standby_set or _NONE)
+                share = consumer_tasks(tuple(map(ids, active)), tuple(map(ids, standby)))
+                split = {consumer: share}
+                by_role = (frozenset(share.active), frozenset(share.standby), _NO_IDS)
+        else:
+            split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
             active_by, standby_by = process.active_by_member, process.standby_by_member
+            actives: list[Task] = []
+            standbys: list[Task] = []
             for consumer in [c for c in consumers if c in active_by or c in standby_by]:
                 active = sorted(active_by.get(consumer, _NONE))
                 standby = sorted(standby_by.get(consumer, _NONE))
-                split[consumer] = ConsumerTasks(tuple(map(ids, active)), tuple(map(ids, standby)))
-                tasks.update(map(as_active, active))
-                tasks.update(map(as_standby, standby))
-        assignments.append(MemberSplitAssignment(state.process_id, tasks, split))
+                split[consumer] = consumer_tasks(tuple(map(ids, active)), tuple(map(ids, standby)))
+                actives += active
+                standbys += standby
+            by_role = (frozenset(map(ids, actives)), frozenset(map(ids, standbys)), _NO_IDS)
+        assignments.append(MemberSplitAssignment.taking(state.process_id, split, by_role))
     return assignments
 
 

@@ -17,6 +17,7 @@ from fleet_assignor.assignor.java_order import (
     JavaPriorityQueue,
     hash_map_put_order,
     java_string_hash,
+    requeue_level,
     table_size_for,
 )
 
@@ -279,3 +280,83 @@ def test_compute_if_absent_all_is_one_call_per_key(seed):
     all_at_once.compute_if_absent_all(keys)
     assert all_at_once.keys() == one_by_one.keys()
     assert (all_at_once._capacity, all_at_once.treeified) == (one_by_one._capacity, one_by_one.treeified)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_compute_if_absent_all_into_a_large_table_is_one_call_per_key(seed):
+    # A first table of 64 buckets or more is sized from the key counts alone: the same table, order and
+    # treeified flag as one call per key, with repeats, colliding keys ("Aa"/"BB") and resizes.
+    rng = random.Random(seed)
+    colliding = [
+        "".join(rng.choice(["Aa", "BB"]) for _ in range(4)) + str(rng.randrange(3)) for _ in range(30)
+    ]
+    pool = colliding + [f"process-{n}" for n in range(rng.choice([10, 200, 2000]))]
+    keys = [rng.choice(pool) for _ in range(rng.choice([1, 60, 500, 1500]))]
+    if seed % 2:
+        keys = list(dict.fromkeys(keys))  # every call inserts: the last call inserts the last key
+    capacity = rng.choice([33, 64, 100, 700, 1000])
+    one_by_one, all_at_once = JavaHashOrder(capacity), JavaHashOrder(capacity)
+    for key in keys:
+        one_by_one.compute_if_absent(key)
+    all_at_once.compute_if_absent_all(keys)
+    assert all_at_once.keys() == one_by_one.keys()
+    assert (all_at_once._capacity, all_at_once._threshold, all_at_once.treeified) == (
+        one_by_one._capacity,
+        one_by_one._threshold,
+        one_by_one.treeified,
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_requeue_level_is_poll_and_offer_one_larger(seed):
+    # Elements of one key, each head polled and offered back one larger, for several levels: the polls
+    # and the array at each level's end are the level's places applied to the level's starting array.
+    rng = random.Random(seed)
+    size = rng.choice([1, 2, 3, 7, 16, 100, 300])
+    queue: JavaPriorityQueue[list[int]] = JavaPriorityQueue(key=lambda item: item[0])
+    queue.offer_all([[5, number] for number in rng.sample(range(1000), size)])
+    level = requeue_level(size)
+    start = [item for _, item in queue.array]
+    for step in range(size * 3 + rng.randrange(size)):
+        if step % size == 0 and step:
+            start = [start[place] for place in level.final()]
+            assert start == [item for _, item in queue.array]
+        head = queue.peek()
+        assert head is start[level.place(step % size)]
+        head[0] += 1
+        queue.requeue_head_as(head[0])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_requeue_head_as_is_poll_then_offer(seed):
+    # The hot loops' poll and offer in one call, with its own sift-down (odd and even sizes, equal keys).
+    rng = random.Random(seed)
+    items = [[rng.randint(0, 4), number] for number in range(rng.randint(1, 41))]
+    by_requeue: JavaPriorityQueue[list[int]] = JavaPriorityQueue(key=lambda item: item[0])
+    by_poll_offer: JavaPriorityQueue[list[int]] = JavaPriorityQueue(key=lambda item: item[0])
+    by_requeue.offer_all(items)
+    by_poll_offer.offer_all(items)
+    for _ in range(300):
+        head = by_requeue.peek()
+        polled = by_poll_offer.poll()
+        assert head is polled and head is not None
+        head[0] += rng.randint(0, 2)
+        by_requeue.requeue_head_as(head[0])
+        by_poll_offer.offer(polled)
+        assert list(by_requeue) == list(by_poll_offer)
+
+
+@pytest.mark.parametrize("size", [1, 2, 15, 16, 17, 33, 100])
+def test_requeue_level_arrays_after_any_step(size):
+    # The array after each number of steps, as places, is the queue's own array then.
+    level = requeue_level(size)
+    keys = dict.fromkeys(range(size), 0.0)
+    real = JavaPriorityQueue(key=keys.__getitem__)
+    real.offer_all(range(size))
+    for step in range(size + 1):
+        assert level.places_after(step) == [place for _, place in real.array]
+        if step < size:
+            head = real.peek()
+            assert head == level.place(step)
+            keys[head] = 1.0
+            real.requeue_head()

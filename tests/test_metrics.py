@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from fleet_assignor.assignor import ProcessId, TaskId
 from fleet_assignor.assignor.metrics import ClientTasks, compute_metrics
 from fleet_assignor.assignor.scenario import MAX_LONG, load_scenario
@@ -175,3 +177,25 @@ def test_lags_not_computed_count_the_end_offset_sum():
     metrics = compute_metrics(load_scenario(obj), the_result())
     # every lag is unknown except the running actives: B's 0_2 -> 1000, C's 0_1 -> 50
     assert metrics.restore_lag == 1050
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_standby_moves_count_the_standbys_new_to_their_client(seed):
+    """Standby moves as defined (standbys less warmups less what the client held before), on the plans of
+    generated scenarios' second rounds, where clients held tasks before and warmups occur."""
+    from fleet_assignor.assignor.planner import plan, plan_scenario
+    from tests.scenario_generator import generate_scenario, next_round
+
+    first = generate_scenario(seed)
+    for assignor in ("high_availability", "streams_sticky"):
+        scenario = load_scenario(
+            next_round(first, plan_scenario(first, assignor=assignor, now_ms=0)), now_ms=0
+        )
+        result = plan(scenario, assignor=assignor)
+        clients = scenario.application_state.clients
+        expected = 0
+        for row in result.clients:
+            client = clients.get(row.process_id)
+            before = client.previous_active_tasks | client.previous_standby_tasks if client else frozenset()
+            expected += len(row.tasks.standby - row.tasks.warmup - before)
+        assert result.metrics.standby_moves == expected

@@ -22,6 +22,7 @@ from fleet_assignor.assignor.planner import (
     PLANNING_GC_THRESHOLD,
     evaluate_assignment,
     parse_external_assignment,
+    plan,
     plan_scenario,
     validate_scenario_assignment,
 )
@@ -495,3 +496,29 @@ def test_a_plan_collects_garbage_rarely_and_leaves_the_setting_as_it_was(young):
         assert gc.get_threshold() == (young, 10, 10)
     finally:
         gc.set_threshold(*before)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_results_read_by_place_are_the_merged_results(seed, monkeypatch):
+    """An answer listing the state's own ids in its order gives the result the merging path gives, for
+    every built-in assignor, first and second rounds."""
+    from fleet_assignor.assignor import planner
+    from fleet_assignor.assignor.validation import lists_each_client_in_order
+    from tests.scenario_generator import generate_scenario, next_round
+
+    first = generate_scenario(seed)
+    read_by_place = 0
+    for assignor in ("high_availability", "sticky", "fallback_prior", "streams_sticky"):
+        rounds = [first]
+        rounds.append(next_round(first, plan_scenario(first, assignor=assignor, now_ms=0)))
+        for scenario_dict in rounds:
+            scenario = load_scenario(scenario_dict, now_ms=0)
+            result = plan(scenario, assignor=assignor)
+            read_by_place += lists_each_client_in_order(scenario.application_state, result.task_assignment)
+            by_place = result.as_dict()
+            with monkeypatch.context() as patched:
+                patched.setattr(planner, "lists_each_client_in_order", lambda *_: False)
+                merged = plan(scenario, assignor=assignor).as_dict()
+            by_place.pop("elapsed_ms"), merged.pop("elapsed_ms")
+            assert by_place == merged
+    assert read_by_place > 0

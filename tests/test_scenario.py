@@ -706,3 +706,19 @@ def test_lags_and_previous_lists_name_tasks_by_the_tasks_text_or_any_other_canon
     scenario["clients"][0]["lags"] = {"00_1": 5}
     with pytest.raises(ScenarioError, match=re.escape('clients[0].lags["00_1"]')):
         load_scenario(scenario)
+
+
+@pytest.mark.parametrize("lags_computed", [True, False])
+def test_clients_without_history_lag_by_every_whole_changelog(lags_computed):
+    """Clients that ran nothing and reported nothing (one table of lags serves them all) lag by each
+    stateful task's end offset sum, or "unknown" without end offsets; the others keep their own."""
+    obj = base()
+    obj["lags_computed"] = lags_computed
+    obj["clients"][0]["lags"] = {"0_0": 7, "0_1": 15}
+    for n, pid in enumerate((P3, "00000000-0000-0000-0000-000000000004")):
+        obj["clients"].append({"process_id": pid, "threads": 1, "tags": {"zone": f"z{n}"}})
+    lags = _lags(obj)
+    fresh = {"0_0": 7, "0_1": 15} if lags_computed else {"0_0": -3, "0_1": -3}
+    assert lags[P3] == lags["00000000-0000-0000-0000-000000000004"] == fresh
+    assert lags[P1] == ({"0_0": 7, "0_1": 15} if lags_computed else {"0_0": -3, "0_1": -3})
+    assert lags[P2] == ({"0_0": 7, "0_1": -2} if lags_computed else {"0_0": -3, "0_1": -2})

@@ -8,10 +8,12 @@ tests pin the behaviour one rule at a time on small hand-made groups.
 from __future__ import annotations
 
 import json
+import random
+from operator import itemgetter
 
 import pytest
 
-from fleet_assignor.assignor import AssignmentConfigs
+from fleet_assignor.assignor import AssignmentConfigs, streams_sticky
 from fleet_assignor.assignor.java_order import JavaHashOrder
 from fleet_assignor.assignor.planner import plan_scenario
 from fleet_assignor.assignor.scenario import load_scenario
@@ -332,3 +334,77 @@ def test_the_clients_sets_given_to_the_planner_are_their_tasks(seed):
         changed = next(iter(answer))
         changed.assign_task(AssignedTask.active(TASK_0_0))
         assert changed.task_ids_by_role() == KafkaStreamsAssignment.task_ids_by_role(changed)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_task_dict_built_on_first_use_lists_the_split(seed):
+    """A client's task dict, built when first read, holds each consumer's actives then its standbys, consumer
+    by consumer, in the roles the split gives them; changing it changes what the assignment holds."""
+    from fleet_assignor.assignor import AssignedTask
+    from fleet_assignor.assignor.streams_sticky import StreamsStickyTaskAssignor
+
+    first = generate_scenario(seed)
+    for scenario_dict in (first, next_round(first, plan(first))):
+        state = load_scenario(scenario_dict, now_ms=0).application_state
+        try:
+            answer = StreamsStickyTaskAssignor().assign(state)
+        except ValueError:
+            continue  # an input the broker refuses (named topologies, shared consumer ids)
+        for assignment in answer:
+            expected = [
+                (task, AssignedTask.active(task) if role == "active" else AssignedTask.standby(task))
+                for share in assignment.consumer_tasks().values()
+                for role, tasks in (("active", share.active), ("standby", share.standby))
+                for task in tasks
+            ]
+            assert list(assignment.tasks().items()) == expected
+            assert [t.type for _, t in expected] == [assignment.tasks()[t].type for t, _ in expected]
+        changed = next(iter(answer))
+        held = len(changed.tasks())
+        changed.remove_task(TASK_0_0)
+        changed.assign_task(AssignedTask.standby(TASK_0_0))
+        assert changed.role_of(TASK_0_0) is AssignedTask.standby(TASK_0_0).type
+        assert len(changed.tasks()) in (held, held + 1)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_member_levels_give_the_queue_answer(seed, monkeypatch):
+    # A process whose members all have one task count reads the next member from the cached level
+    # instead of sifting Kafka's queue: the same answers as the queue itself, first round and second.
+    first = generate_scenario(seed, Knobs(threads=(1, 40), num_standby_replicas=(0, 3)))
+    scenarios = [first, next_round(first, plan(first))]
+
+    def answers() -> list[dict]:
+        return [{**plan(scenario), "elapsed_ms": None} for scenario in scenarios]
+
+    by_levels = answers()
+
+    def queue_only(process):
+        queue = streams_sticky.JavaPriorityQueue(key=itemgetter(1))
+        order = streams_sticky.hash_map_put_order(list(process.member_counts))
+        queue.offer_all([member, process.member_counts[member]] for member in order)
+        return queue
+
+    monkeypatch.setattr(streams_sticky._Process, "_members_queue", queue_only)
+    assert answers() == by_levels
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_process_levels_give_the_queue_answer(seed, monkeypatch):
+    # Processes all at one load and capacity take the least-loaded tasks and replicas in the cached
+    # level's order instead of through Kafka's queue (standbys until a process holds its replica's task):
+    # the same answers as the queue itself, first round and second.
+    if seed % 2:  # no history: levels from the start, standbys of many tasks reaching their holders
+        rng = random.Random(seed)
+        clients = rng.randint(2, 60)  # the actives leave all at one load when the tasks divide evenly
+        first = scale_scenario(clients * rng.randint(1, 6), clients, standbys=rng.randint(1, 8))
+    else:
+        first = generate_scenario(seed, Knobs(clients=(2, 40), threads=(1, 3), num_standby_replicas=(0, 4)))
+    scenarios = [first, next_round(first, plan(first))]
+
+    def answers() -> list[dict]:
+        return [{**plan(scenario), "elapsed_ms": None} for scenario in scenarios]
+
+    by_levels = answers()
+    monkeypatch.setattr(streams_sticky, "_is_level", lambda queue: False)
+    assert answers() == by_levels

@@ -189,10 +189,11 @@ def test_precedence_not_return_order_decides_between_duplicate_active_and_unknow
 
 def test_the_set_check_answers_as_the_full_check_on_random_assignments():
     """`_valid_by_sets` answers only assignments without problems, and then as the row-by-row check does;
-    random assignments over known and unknown clients and tasks, clients listed once, twice or not."""
+    random assignments over known and unknown clients and tasks, clients listed once, twice or not, by
+    equal ids or by the state's own id objects in its order (then read by place)."""
     import random
 
-    from fleet_assignor.assignor.validation import _every_problem, _valid_by_sets
+    from fleet_assignor.assignor.validation import _every_problem, _valid_by_sets, lists_each_client_in_order
 
     state = state_with_two_clients()
     tasks = [TASK_0_0, TASK_0_1, TASK_1_0, TASK_9_9]
@@ -207,6 +208,12 @@ def test_the_set_check_answers_as_the_full_check_on_random_assignments():
                 role = rng.choice(["active", "standby", "warmup"])
                 rows[task] = getattr(AssignedTask, role)(task)
             listed.append(KafkaStreamsAssignment(ProcessId.of(client), rows))
+        if sound and rng.random() < 0.5:
+            listed = [
+                KafkaStreamsAssignment(own, dict(a.tasks()))
+                for own, a in zip(state.clients, listed, strict=True)
+            ]
+            assert lists_each_client_in_order(state, TaskAssignment.of(listed))
         task_assignment = TaskAssignment.of(listed)
         full = _every_problem(state, task_assignment)
         quick = _valid_by_sets(state, task_assignment)

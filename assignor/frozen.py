@@ -1,0 +1,25 @@
+"""Filling new frozen slotted dataclass objects without their generated ``__init__``.
+
+A frozen dataclass's ``__init__`` writes each field through ``object.__setattr__`` from Python code (the
+class's own ``__setattr__`` refuses): half a microsecond for a few fields. The planner builds several such
+values per client (its tasks, each consumer's share, its result row), thousands per plan, and spends
+about as long on them as on the rest of the client's result. A slot's own descriptor writes the field in
+C; an object made with ``object.__new__`` and filled that way before anyone sees it is the same value
+the constructor gives (the classes used here have no ``__post_init__``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+new_object = object.__new__
+
+
+def field_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
+    """The slot setters of a frozen slotted dataclass's fields, in field order. Only to fill an object
+    just made by `new_object`: a value already handed out stays immutable."""
+    if not is_dataclass(cls) or "__slots__" not in cls.__dict__ or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} is not a slotted dataclass without __post_init__")
+    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))

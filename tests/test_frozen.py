@@ -1,0 +1,63 @@
+"""Frozen dataclass values filled through their slots are the values their constructors give."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from fleet_assignor.assignor import AssignedTask, KafkaStreamsAssignment, ProcessId
+from fleet_assignor.assignor.distribution import ConsumerTasks, consumer_tasks
+from fleet_assignor.assignor.frozen import field_setters
+from fleet_assignor.assignor.metrics import ClientTasks
+from fleet_assignor.assignor.planner import ClientResult, _client_result
+from fleet_assignor.assignor.task_id import TaskId
+
+T1, T2, T3 = TaskId(0, 1), TaskId(0, 2), TaskId(1, 0)
+
+
+def _same(built: object, constructed: object) -> None:
+    assert built == constructed
+    assert hash(built) == hash(constructed)
+    assert repr(built) == repr(constructed)
+    assert dataclasses.astuple(built) == dataclasses.astuple(constructed)  # type: ignore[call-overload]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.active = ()  # type: ignore[attr-defined]
+
+
+def test_a_consumers_share_is_the_constructors():
+    _same(consumer_tasks((T1, T2), (T3,)), ConsumerTasks((T1, T2), (T3,)))
+    _same(consumer_tasks((), ()), ConsumerTasks())
+
+
+def test_a_clients_tasks_are_the_constructors():
+    assignment = KafkaStreamsAssignment.of(
+        ProcessId.of(1), [AssignedTask.active(T1), AssignedTask.standby(T2), AssignedTask.warmup(T3)]
+    )
+    _same(ClientTasks.of(assignment), ClientTasks(*assignment.task_ids_by_role()))
+
+
+def test_a_client_result_is_the_constructors():
+    args = (ProcessId.of(7), ClientTasks(frozenset({T1})), {"c-1": ConsumerTasks((T1,))}, 5)
+    built, constructed = _client_result(*args), ClientResult(*args)
+    assert built == constructed and repr(built) == repr(constructed)
+    assert built.as_dict() == constructed.as_dict()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.tasks = ClientTasks()  # type: ignore[misc]
+
+
+def test_only_slotted_dataclasses_without_post_init_are_filled_this_way():
+    @dataclasses.dataclass(frozen=True)
+    class Plain:
+        x: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        x: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    for cls in (Plain, Checked, int):
+        with pytest.raises(TypeError):
+            field_setters(cls)
