@@ -320,7 +320,30 @@ def requeue_level(size: int) -> RequeueLevel:
     return RequeueLevel(size)
 
 
-def _sift_up(heap: list, entry: tuple) -> None:
+def java_heap_poll(heap: list) -> None:
+    """Java's `poll` without the result, on a non-empty heap: the last element goes to the head and sifts
+    down (`siftDownUsingComparator`)."""
+    last = heap.pop()
+    n = len(heap)
+    if n:
+        key = last[0]
+        k, half = 0, n >> 1
+        while k < half:
+            child = 2 * k + 1
+            smaller = heap[child]
+            right = child + 1
+            if right < n:
+                other = heap[right]
+                if smaller[0] > other[0]:  # compare(left, right) > 0 takes the right
+                    child, smaller = right, other
+            if key <= smaller[0]:  # compare(x, child) <= 0 stops the descent
+                break
+            heap[k] = smaller
+            k = child
+        heap[k] = last
+
+
+def java_heap_offer(heap: list, entry: tuple) -> None:
     """Java's `offer`: ``entry`` (key, item) appended, then moved up while its key is below its parent's
     (an equal key stays below, as `compare(x, parent) >= 0` stops the climb)."""
     k = len(heap)
@@ -366,10 +389,10 @@ class JavaPriorityQueue(Generic[T]):
             heap.extend(zip(keys, added, strict=True))
             return
         for entry in zip(keys, added, strict=True):
-            _sift_up(heap, entry)
+            java_heap_offer(heap, entry)
 
     def offer(self, item: T) -> None:
-        _sift_up(self._heap, (self._key(item), item))
+        java_heap_offer(self._heap, (self._key(item), item))
 
     def poll(self) -> T | None:
         heap = self._heap
@@ -388,7 +411,7 @@ class JavaPriorityQueue(Generic[T]):
         assignors' hot loops poll, update and offer back)."""
         item = self._heap[0][1]
         self._remove_head()
-        _sift_up(self._heap, (self._key(item), item))
+        java_heap_offer(self._heap, (self._key(item), item))
 
     @property
     def array(self) -> list[tuple[float, T]]:
@@ -398,58 +421,11 @@ class JavaPriorityQueue(Generic[T]):
 
     def requeue_head_as(self, key: float) -> None:
         """`requeue_head` with the head's new key given (the caller just computed it): Java's poll and offer
-        in one call, their sift steps written out here, for the loops that run once per task and replica."""
+        in one call, for the loops that run once per task and replica."""
         heap = self._heap
         item = heap[0][1]
-        last = heap.pop()
-        n = len(heap)
-        if n:  # the poll: the last element to the head, sifted down (as `_remove_head`)
-            last_key = last[0]
-            k, half = 0, n >> 1
-            while k < half:
-                child = 2 * k + 1
-                smaller = heap[child]
-                right = child + 1
-                if right < n:
-                    other = heap[right]
-                    if smaller[0] > other[0]:
-                        child, smaller = right, other
-                if last_key <= smaller[0]:
-                    break
-                heap[k] = smaller
-                k = child
-            heap[k] = last
-        # The offer: appended, then moved up while below its parent (as `_sift_up`).
-        entry = (key, item)
-        k = n
-        heap.append(entry)
-        while k > 0:
-            parent = (k - 1) >> 1
-            above = heap[parent]
-            if not key < above[0]:
-                break
-            heap[k] = above
-            k = parent
-        heap[k] = entry
+        java_heap_poll(heap)
+        java_heap_offer(heap, (key, item))
 
     def _remove_head(self) -> None:
-        """Java's `poll` without the result: the last element goes to the head and sifts down."""
-        heap = self._heap
-        last = heap.pop()
-        n = len(heap)
-        if n:
-            key = last[0]
-            k, half = 0, n >> 1
-            while k < half:
-                child = 2 * k + 1
-                smaller = heap[child]
-                right = child + 1
-                if right < n:
-                    other = heap[right]
-                    if smaller[0] > other[0]:  # compare(left, right) > 0 takes the right
-                        child, smaller = right, other
-                if key <= smaller[0]:  # compare(x, child) <= 0 stops the descent
-                    break
-                heap[k] = smaller
-                k = child
-            heap[k] = last
+        java_heap_poll(self._heap)

@@ -21,6 +21,7 @@ from typing import cast
 import numpy as np
 
 from fleet_assignor.assignor.client_state import ClientState
+from fleet_assignor.assignor.java_order import java_heap_offer, java_heap_poll
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.task_id import TaskId
 
@@ -138,35 +139,11 @@ class _JavaPriorityQueue:
         return len(self._queue)
 
     def add(self, key: tuple, item: object) -> None:
-        queue = self._queue
-        queue.append((key, item))
-        k = len(queue) - 1
-        while k > 0:
-            parent = (k - 1) >> 1
-            if not key < queue[parent][0]:  # stop when the new element is >= its parent
-                break
-            queue[k] = queue[parent]
-            k = parent
-        queue[k] = (key, item)
+        java_heap_offer(self._queue, (key, item))
 
     def poll(self) -> object:
-        queue = self._queue
-        result = queue[0][1]
-        last = queue.pop()
-        size = len(queue)
-        if size:
-            key = last[0]
-            k, half = 0, size >> 1
-            while k < half:
-                child = 2 * k + 1
-                right = child + 1
-                if right < size and queue[child][0] > queue[right][0]:  # right only if left > right
-                    child = right
-                if not key > queue[child][0]:  # stop when the element is <= the chosen child
-                    break
-                queue[k] = queue[child]
-                k = child
-            queue[k] = last
+        result = self._queue[0][1]
+        java_heap_poll(self._queue)
         return result
 
 

@@ -92,11 +92,10 @@ def test_balance_subtopology_keeps_the_input_when_its_caps_admit_no_placement():
     assert outcome.moved == 0
 
 
-def test_balanced_pair_placement_is_optimize_placement():
-    """The KIP-924 standby pairs' plain-Python path gives optimize_placement's placement (balance_subtopology,
-    two clients, every edge), on random pairs with one or several subtopologies, ties and zero costs."""
-    rng = random.Random(3)
-    racks = ["r1", "r2", "r3"]
+def _random_changelog_tasks(
+    rng: random.Random, racks: list[str]
+) -> tuple[dict[TaskId, TaskInfo], RemoteCounts]:
+    """60 stateful tasks in 1-5 subtopologies, each with 1-3 changelog partitions on 1 or 2 of `racks`."""
     infos = {}
     for n in range(60):
         task = TaskId(n % rng.randint(1, 5), n)
@@ -107,7 +106,15 @@ def test_balanced_pair_placement_is_optimize_placement():
             for k in range(rng.randint(1, 3))
         )
         infos[task] = TaskInfo(task, True, frozenset({"s"}), partitions)
-    remote = RemoteCounts(infos, PartitionScope.CHANGELOG)
+    return infos, RemoteCounts(infos, PartitionScope.CHANGELOG)
+
+
+def test_balanced_pair_placement_is_optimize_placement():
+    """The KIP-924 standby pairs' plain-Python path gives optimize_placement's placement (balance_subtopology,
+    two clients, every edge), on random pairs with one or several subtopologies, ties and zero costs."""
+    rng = random.Random(3)
+    racks = ["r1", "r2", "r3"]
+    infos, remote = _random_changelog_tasks(rng, racks)
     for _ in range(400):
         tasks = sorted(rng.sample(sorted(infos), rng.randint(1, 25)))
         current = [rng.randint(0, 1) for _ in tasks]
@@ -133,17 +140,7 @@ def test_min_traffic_pair_placement_is_optimize_placement():
     every edge), on random pairs with ties (few racks, equal costs) and zero costs."""
     rng = random.Random(5)
     racks = ["r1", "r2", "r3"]
-    infos = {}
-    for n in range(60):
-        task = TaskId(n % rng.randint(1, 5), n)
-        partitions = tuple(
-            TaskTopicPartition(
-                TopicPartition(f"c{n}-{k}", 0), False, True, frozenset(rng.sample(racks, rng.randint(1, 2)))
-            )
-            for k in range(rng.randint(1, 3))
-        )
-        infos[task] = TaskInfo(task, True, frozenset({"s"}), partitions)
-    remote = RemoteCounts(infos, PartitionScope.CHANGELOG)
+    infos, remote = _random_changelog_tasks(rng, racks)
     for _ in range(600):
         tasks = sorted(rng.sample(sorted(infos), rng.randint(1, 25)))
         current = [rng.randint(0, 1) for _ in tasks]
