@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 
 from fleet_assignor.assignor import RackAwareStrategy, TaskInfo, TaskTopicPartition, TopicPartition
 from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
@@ -109,19 +110,35 @@ def _random_changelog_tasks(
     return infos, RemoteCounts(infos, PartitionScope.CHANGELOG)
 
 
-def test_balanced_pair_placement_is_optimize_placement():
-    """The KIP-924 standby pairs' plain-Python path gives optimize_placement's placement (balance_subtopology,
-    two clients, every edge), on random pairs with one or several subtopologies, ties and zero costs."""
-    rng = random.Random(3)
+def _balanced_pair(tasks, current, pair, remote, costs):
+    return balanced_pair_placement(tasks, current, pair, remote, costs, subtopology_of)
+
+
+def _min_traffic_pair(tasks, current, pair, remote, costs):
+    return min_traffic_pair_placement(tasks, current, pair, remote, costs)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "pair_placement", "seed", "pairs"),
+    [
+        (RackAwareStrategy.BALANCE_SUBTOPOLOGY, _balanced_pair, 3, 400),
+        (RackAwareStrategy.MIN_TRAFFIC, _min_traffic_pair, 5, 600),
+    ],
+)
+def test_plain_python_pair_placement_is_optimize_placement(strategy, pair_placement, seed, pairs):
+    """The standby pairs' plain-Python paths (balance_subtopology for the KIP-924 pairs, min_traffic) give
+    optimize_placement's placement (two clients, every edge), on random pairs with one or several
+    subtopologies, ties (few racks, equal costs) and zero costs."""
+    rng = random.Random(seed)
     racks = ["r1", "r2", "r3"]
     infos, remote = _random_changelog_tasks(rng, racks)
-    for _ in range(400):
+    for _ in range(pairs):
         tasks = sorted(rng.sample(sorted(infos), rng.randint(1, 25)))
         current = [rng.randint(0, 1) for _ in tasks]
         pair = rng.sample(racks, 2) if rng.random() < 0.8 else [None, "r1"]
         costs = RackCosts(*rng.choice([(10, 1), (1, 10), (0, 0), (1, 0), (3, 2)]))
         outcome = optimize_placement(
-            RackAwareStrategy.BALANCE_SUBTOPOLOGY,
+            strategy,
             tasks,
             pair,
             np.array(current, dtype=np.int64),
@@ -130,30 +147,4 @@ def test_balanced_pair_placement_is_optimize_placement():
             costs,
             subtopology_of,
         )
-        assert balanced_pair_placement(tasks, current, pair, remote, costs, subtopology_of) == (
-            outcome.placement.tolist()
-        )
-
-
-def test_min_traffic_pair_placement_is_optimize_placement():
-    """The standby pairs' plain-Python min_traffic path gives optimize_placement's placement (two clients,
-    every edge), on random pairs with ties (few racks, equal costs) and zero costs."""
-    rng = random.Random(5)
-    racks = ["r1", "r2", "r3"]
-    infos, remote = _random_changelog_tasks(rng, racks)
-    for _ in range(600):
-        tasks = sorted(rng.sample(sorted(infos), rng.randint(1, 25)))
-        current = [rng.randint(0, 1) for _ in tasks]
-        pair = rng.sample(racks, 2) if rng.random() < 0.8 else [None, "r1"]
-        costs = RackCosts(*rng.choice([(10, 1), (1, 10), (0, 0), (1, 0), (3, 2)]))
-        outcome = optimize_placement(
-            RackAwareStrategy.MIN_TRAFFIC,
-            tasks,
-            pair,
-            np.array(current, dtype=np.int64),
-            np.ones((len(tasks), 2), dtype=bool),
-            remote,
-            costs,
-            subtopology_of,
-        )
-        assert min_traffic_pair_placement(tasks, current, pair, remote, costs) == outcome.placement.tolist()
+        assert pair_placement(tasks, current, pair, remote, costs) == outcome.placement.tolist()
