@@ -187,8 +187,7 @@ class JavaHashOrder:
         self._prepend = True
         self._keys = distinct
         # `_spread` of every key at once (an array step each instead of a Python call per key).
-        unsigned = np.fromiter(map(java_string_hash, distinct), np.int64, len(distinct)) & 0xFFFFFFFF
-        spread = unsigned ^ (unsigned >> 16)
+        spread = _spread_all(distinct)
         self._hashes = dict(zip(distinct, spread.tolist(), strict=True))
         self.treeified = _crowds_a_bucket(spread, self._threshold, capacity)
         self._capacity = capacity // 2
@@ -206,6 +205,12 @@ class JavaHashOrder:
             keys = self._keys[::-1] if self._prepend else self._keys
             self._order = sorted(keys, key=lambda k: hashes[k] & mask)  # stable: bucket order kept
         return list(self._order)
+
+
+def _spread_all(keys: list[str]) -> np.ndarray:
+    """`_spread` of every key's String hash, as one array step each instead of a Python call per key."""
+    unsigned = np.fromiter(map(java_string_hash, keys), np.int64, len(keys)) & 0xFFFFFFFF
+    return unsigned ^ (unsigned >> 16)
 
 
 def _crowds_a_bucket(spread: np.ndarray, first_capacity: int, last_capacity: int) -> bool:
@@ -242,10 +247,8 @@ def _large_table_put_order(order: JavaHashOrder, rest: list[str]) -> list[str]:
     capacity = order._capacity
     while len(keys) > capacity * 3 // 4:
         capacity *= 2
-    # `_spread` and the bucket index of every key at once (an array step each instead of a Python one per
-    # key); a stable sort keeps each bucket in insertion order.
-    unsigned = np.fromiter(map(java_string_hash, keys), np.int64, len(keys)) & 0xFFFFFFFF
-    buckets = (unsigned ^ (unsigned >> 16)) & (capacity - 1)
+    # The bucket index of every key at once; a stable sort keeps each bucket in insertion order.
+    buckets = _spread_all(keys) & (capacity - 1)
     return [keys[i] for i in np.argsort(buckets, kind="stable").tolist()]
 
 
@@ -399,7 +402,7 @@ class JavaPriorityQueue(Generic[T]):
         if not heap:
             return None
         result = heap[0][1]
-        self._remove_head()
+        java_heap_poll(heap)
         return result
 
     def peek(self) -> T | None:
@@ -409,9 +412,10 @@ class JavaPriorityQueue(Generic[T]):
     def requeue_head(self) -> None:
         """`offer(poll())` on a non-empty queue, the head's key read after the caller changed it (the
         assignors' hot loops poll, update and offer back)."""
-        item = self._heap[0][1]
-        self._remove_head()
-        java_heap_offer(self._heap, (self._key(item), item))
+        heap = self._heap
+        item = heap[0][1]
+        java_heap_poll(heap)
+        java_heap_offer(heap, (self._key(item), item))
 
     @property
     def array(self) -> list[tuple[float, T]]:
@@ -426,6 +430,3 @@ class JavaPriorityQueue(Generic[T]):
         item = heap[0][1]
         java_heap_poll(heap)
         java_heap_offer(heap, (key, item))
-
-    def _remove_head(self) -> None:
-        java_heap_poll(self._heap)

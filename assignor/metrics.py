@@ -34,7 +34,6 @@ class ClientTasks:
 
 
 _SET_ACTIVE, _SET_STANDBY, _SET_WARMUP = field_setters(ClientTasks)
-_NO_TASKS = ClientTasks()
 
 
 @dataclass(frozen=True, slots=True)
