@@ -430,3 +430,306 @@ class JavaPriorityQueue(Generic[T]):
         item = heap[0][1]
         java_heap_poll(heap)
         java_heap_offer(heap, (key, item))
+
+
+# --- a queue whose keys take two neighbouring values -------------------------------------------------------
+
+
+@lru_cache(maxsize=16)
+def _tree_orders(size: int) -> tuple[list[int], list[int], list[int]]:
+    """For the places 0..size-1 of a heap array (place k's children at 2k+1 and 2k+2): each place's rank in
+    the tree's preorder and in its postorder, and the places by postorder rank. The ranks order any subset
+    of places that is closed upwards (a parent's place is in it with its child's) as that subset's own tree
+    would: a subtree's order is its part of the whole tree's."""
+    pre_rank, post_rank = [0] * size, [0] * size
+    by_post_rank: list[int] = []
+    stack: list[tuple[int, bool]] = [(0, False)] if size else []
+    pre = 0
+    while stack:
+        place, children_done = stack.pop()
+        if children_done:
+            post_rank[place] = len(by_post_rank)
+            by_post_rank.append(place)
+            continue
+        pre_rank[place] = pre
+        pre += 1
+        stack.append((place, True))
+        for child in (2 * place + 2, 2 * place + 1):  # the left child is popped (visited) first
+            if child < size:
+                stack.append((child, False))
+    return pre_rank, post_rank, by_post_rank
+
+
+@lru_cache(maxsize=64)
+def _all_lower(tree_size: int, size: int) -> tuple[list[int], bytes, bytes]:
+    """`TwoLevelQueue`'s lower places when all of the first `size` are (a level starts once per `size`
+    steps): the places in descending preorder, and the marks by preorder and by postorder rank."""
+    pre_rank, post_rank, _ = _tree_orders(tree_size)
+    places = sorted(range(size), key=pre_rank.__getitem__, reverse=True)
+    by_pre, by_post = bytearray(tree_size), bytearray(tree_size)
+    for place in places:
+        by_pre[pre_rank[place]] = 1
+        by_post[post_rank[place]] = 1
+    return places, bytes(by_pre), bytes(by_post)
+
+
+class TwoLevelQueue(Generic[T]):
+    """A `JavaPriorityQueue` whose elements have one of two keys, a lower and an upper one, where elements
+    leave at the lower key and come back at either: Java's array is not kept, yet every poll returns the
+    element Java's would, in O(1) for the usual step and O(log n) otherwise.
+
+    Why that holds (Java's sift steps compare keys only): the places holding a lower key are closed
+    upwards (a heap's parent is not larger than its child). When the last element has the upper key, a
+    poll sinks it along the lower places, taking the left child when it is lower, else the right one. That
+    path is the start of the lower places' preorder, its elements each move up one, and the sunk element
+    stops at the path's end, the first lower place in postorder. So the lower elements leave in the
+    preorder of their places and keep that order among themselves, and the upper ones move only when one
+    is sunk (into the place the poll freed) or climbed past (by an offer at the lower key). The queue keeps
+    the lower elements in that order, the set of lower places with its postorder, and the upper elements'
+    places; the other cases (the last element lower: it goes to the head and stays) are a few list edits.
+
+    When no element is lower, the upper key becomes the lower one and the next upper key is one larger:
+    `level` counts that. One element may be offered a level below the lower key (`offer_below`: a polled
+    element offered back after the level moved on): it climbs to the head, and until it is polled it sorts
+    as a lower element would there (nothing else is below the others). Other keys are not supported:
+    callers go on with Java's array then (`array`).
+    """
+
+    __slots__ = (
+        "_by_post_rank",
+        "_lower",
+        "_lower_by_post",
+        "_lower_by_pre",
+        "_post_rank",
+        "_pre_rank",
+        "_size",
+        "_upper",
+        "below",
+        "level",
+    )
+
+    def __init__(self, array: list[tuple[float, T]]) -> None:
+        """From a `JavaPriorityQueue`'s array whose keys take at most two values (the smaller is level 0)."""
+        size = len(array)
+        self._size = size
+        self._pre_rank, self._post_rank, self._by_post_rank = _tree_orders(size)
+        lowest = min((key for key, _ in array), default=0.0)
+        self.level = 0
+        self.below = False  # whether the head is an element a level below the lower key
+        self._upper: list[T] = [item for _, item in array]
+        self._set_lower([place for place in range(size) if array[place][0] == lowest])
+
+    def _set_lower(self, places: list[int]) -> None:
+        # The lower elements in descending preorder of their places, so that the next to leave is the last
+        # (pop() takes it); which places are lower, by preorder rank and by postorder rank (a count or a
+        # find over them is one C call).
+        pre_rank, post_rank = self._pre_rank, self._post_rank
+        places.sort(key=pre_rank.__getitem__, reverse=True)
+        self._lower: list[T] = list(map(self._upper.__getitem__, places))
+        self._lower_by_pre = bytearray(len(pre_rank))
+        self._lower_by_post = bytearray(len(pre_rank))
+        for place in places:
+            self._lower_by_pre[pre_rank[place]] = 1
+            self._lower_by_post[post_rank[place]] = 1
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _next_level(self) -> None:
+        """No element is lower: all are at the upper key, which becomes the lower one."""
+        self.level += 1
+        places, by_pre, by_post = _all_lower(len(self._pre_rank), self._size)
+        self._lower = list(map(self._upper.__getitem__, places))
+        self._lower_by_pre = bytearray(by_pre)
+        self._lower_by_post = bytearray(by_post)
+
+    def head(self) -> T:
+        """The element `poll` would return (the queue is not empty)."""
+        if not self._lower:
+            self._next_level()
+        return self._lower[-1]
+
+    def lower_count(self) -> int:
+        """How many elements are at the lower key (or below it)."""
+        return len(self._lower)
+
+    def requeue_head_up(self) -> T:
+        """The head polled and offered back one level higher; returns the new head."""
+        lower = self._lower
+        if not lower:
+            self._next_level()
+            lower = self._lower
+        last = self._size - 1
+        if not last or self.below:
+            was_below = self.below
+            head = self.poll()
+            if was_below:
+                self.offer_lower(head)
+            else:
+                self.offer_upper(head)
+            return self.head()
+        # `poll` then `offer_upper` written out (this runs once per step): the head goes to the last place.
+        by_pre = self._lower_by_pre
+        rank = self._pre_rank[last]
+        if by_pre[rank]:
+            # The last element is lower: it goes to the head and stays there.
+            index = by_pre.count(1, rank + 1)
+            head = lower.pop()
+            lower.append(lower.pop(index))
+            by_pre[rank] = 0
+            self._lower_by_post[self._post_rank[last]] = 0
+            self._upper[last] = head
+            return lower[-1]
+        # The usual step: the last element sinks into the first lower place in postorder (`_free`).
+        by_post = self._lower_by_post
+        rank = by_post.find(1)
+        by_post[rank] = 0
+        freed = self._by_post_rank[rank]
+        by_pre[self._pre_rank[freed]] = 0
+        upper = self._upper
+        upper[freed] = upper[last]
+        upper[last] = lower.pop()
+        if not lower:
+            self._next_level()
+            lower = self._lower
+        return lower[-1]
+
+    def second(self) -> T | None:
+        """The element that would be the head after one `poll`, if the head is at the lower key and
+        another one is too (None otherwise: the caller polls step by step)."""
+        lower = self._lower
+        if len(lower) < 2 or self.below or self._size < 3:
+            return None
+        rank = self._pre_rank[self._size - 1]
+        if self._lower_by_pre[rank]:  # the last element goes to the head
+            return lower[self._lower_by_pre.count(1, rank + 1)]
+        return lower[-2]
+
+    def requeue_second_up(self) -> T:
+        """With `second` not None: the head polled, the next head polled and offered back one level
+        higher, then the first offered back at its own key; returns the new head."""
+        head = self._poll_lower()
+        following = self._poll_lower()
+        # `offer_upper` and `offer_lower` written out: this runs once per replica that passes a holder.
+        upper, by_pre, pre_rank = self._upper, self._lower_by_pre, self._pre_rank
+        place = self._size
+        upper[place] = following
+        place += 1
+        self._size = place + 1
+        while place:
+            parent = (place - 1) >> 1
+            if by_pre[pre_rank[parent]]:
+                break
+            upper[place] = upper[parent]
+            place = parent
+        rank = pre_rank[place]
+        lower = self._lower
+        lower.insert(by_pre.count(1, rank + 1), head)
+        by_pre[rank] = 1
+        self._lower_by_post[self._post_rank[place]] = 1
+        return lower[-1]
+
+    def _free(self, last: int) -> None:
+        """The first lower place in postorder takes the (upper) element in place `last`."""
+        by_post = self._lower_by_post
+        rank = by_post.find(1)
+        by_post[rank] = 0
+        freed = self._by_post_rank[rank]
+        self._lower_by_pre[self._pre_rank[freed]] = 0
+        upper = self._upper
+        upper[freed] = upper[last]
+
+    def poll(self) -> T:
+        """Java's `poll` of a queue with a lower element (call `head` first to move to the next level).
+        `below` says beforehand whether the head is a level below the others."""
+        self.below = False
+        if self._size == 1:  # the head is the only element
+            self._size = 0
+            self._lower_by_pre[0] = 0
+            self._lower_by_post[self._post_rank[0]] = 0
+            return self._lower.pop()
+        return self._poll_lower()
+
+    def _poll_lower(self) -> T:
+        """`poll` of a lower head with another element behind it."""
+        lower = self._lower
+        head = lower.pop()
+        self._size = last = self._size - 1
+        by_pre = self._lower_by_pre
+        rank = self._pre_rank[last]
+        if by_pre[rank]:
+            # The last element is lower: at the head it is not larger than either child, so it stays there
+            # and the last place leaves the lower ones.
+            lower.append(lower.pop(by_pre.count(1, rank + 1)))
+            by_pre[rank] = 0
+            self._lower_by_post[self._post_rank[last]] = 0
+        else:
+            self._free(last)
+        return head
+
+    def offer_upper(self, item: T) -> None:
+        """Java's `offer` at the upper key: no key is larger, so the element stays in the last place."""
+        self._upper[self._size] = item
+        self._size += 1
+
+    def offer_lower(self, item: T) -> None:
+        """Java's `offer` at the lower key: it climbs past upper parents to below the first lower one."""
+        place = self._size
+        self._size += 1
+        by_pre, pre_rank, upper = self._lower_by_pre, self._pre_rank, self._upper
+        while place:
+            parent = (place - 1) >> 1
+            if by_pre[pre_rank[parent]]:
+                break
+            upper[place] = upper[parent]
+            place = parent
+        self._add_lower(place, item)
+
+    def _add_lower(self, place: int, item: T) -> None:
+        rank = self._pre_rank[place]
+        self._lower.insert(self._lower_by_pre.count(1, rank + 1), item)
+        self._lower_by_pre[rank] = 1
+        self._lower_by_post[self._post_rank[place]] = 1
+
+    def _remove_lower(self, place: int) -> T:
+        rank = self._pre_rank[place]
+        self._lower_by_pre[rank] = 0
+        self._lower_by_post[self._post_rank[place]] = 0
+        return self._lower.pop(self._lower_by_pre.count(1, rank + 1))
+
+    def offer_below(self, item: T) -> bool:
+        """Java's `offer` a level below the lower key: every parent is larger, so the element climbs to the
+        head and the places on its way move down one. False (nothing done) if one is below already."""
+        if self.below:
+            return False
+        place = self._size
+        self._size += 1
+        way = [place]  # from the new last place up to the head
+        while place:
+            place = (place - 1) >> 1
+            way.append(place)
+        way.reverse()
+        by_pre, pre_rank, upper = self._lower_by_pre, self._pre_rank, self._upper
+        lower_on_way = 0  # the lower places on the way are its first ones (closed upwards)
+        while lower_on_way < len(way) - 1 and by_pre[pre_rank[way[lower_on_way]]]:
+            lower_on_way += 1
+        for step in range(len(way) - 1, lower_on_way, -1):
+            upper[way[step]] = upper[way[step - 1]]
+        moved = [self._remove_lower(place) for place in way[:lower_on_way]]
+        self._add_lower(way[0], item)
+        for place, lower_item in zip(way[1:], moved, strict=False):
+            self._add_lower(place, lower_item)
+        self.below = True
+        return True
+
+    def array(self) -> list[tuple[int, T]]:
+        """Java's array now, as (level of the key, element): the lower elements fill the lower places in
+        preorder (the order they keep), the upper ones their places."""
+        size, pre_rank, by_pre = self._size, self._pre_rank, self._lower_by_pre
+        keyed: list[tuple[int, T]] = [(self.level + 1, item) for item in self._upper[:size]]
+        places = sorted((place for place in range(size) if by_pre[pre_rank[place]]), key=pre_rank.__getitem__)
+        for place, item in zip(places, reversed(self._lower), strict=True):
+            keyed[place] = (self.level, item)
+        if self.below:
+            keyed[0] = (self.level - 1, keyed[0][1])
+        return keyed

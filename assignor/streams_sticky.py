@@ -50,6 +50,7 @@ from fleet_assignor.assignor.distribution import ConsumerTasks, consumer_tasks
 from fleet_assignor.assignor.java_order import (
     JavaHashOrder,
     JavaPriorityQueue,
+    TwoLevelQueue,
     hash_map_put_order,
     requeue_level,
 )
@@ -769,11 +770,14 @@ def _give_standby_under_quota(state: _Assignment, member_id: str, task: Task) ->
     return True
 
 
-def _standby_past_holders(state: _Assignment, queue: JavaPriorityQueue[_Process], task: Task) -> bool:
+def _standby_past_holders(
+    state: _Assignment, queue: JavaPriorityQueue[_Process], task: Task, held: list[_Process] | None = None
+) -> bool:
     """The least-loaded process without the task takes it. Kafka recurses: it polls the processes that
     hold the task until one does not, and offers them back, deepest first, after that one; a loop that
-    keeps the polled ones does the same. False if every process holds it."""
-    held = []
+    keeps the polled ones does the same (`held`: the holders polled before the queue was given here).
+    False if every process holds it."""
+    held = [] if held is None else held
     placed = False
     while (process := queue.poll()) is not None:
         if task not in process.tasks:
@@ -910,11 +914,129 @@ def _least_loaded_standbys_by_level(
     return []
 
 
+def _in_two_levels(queue: JavaPriorityQueue[_Process]) -> bool:
+    """Whether the processes (two or more) have one capacity and task counts one apart at most: then a
+    replica raises its process from the lower load to the upper one, as `TwoLevelQueue` needs."""
+    array = queue.array
+    if len(array) < 2:
+        return False
+    capacity = array[0][1].capacity
+    if capacity <= 0 or any(entry[1].capacity != capacity for entry in array):
+        return False
+    counts = [entry[1].task_count for entry in array]
+    return max(counts) - min(counts) <= 1
+
+
+def _least_loaded_standbys_two_level(
+    state: _Assignment, queue: JavaPriorityQueue[_Process], remaining: list[tuple[Task, int]]
+) -> list[tuple[Task, int]]:
+    """The least-loaded replicas through a `TwoLevelQueue`: each replica raises a least-loaded process by
+    one task, so the loads stay within one task of each other, but for the holders of a task polled before
+    the level moved on (one of them is supported). When loads leave that shape, the queue's array is made
+    as Java's is there: returns the replicas left from there (none if all were placed)."""
+    two = TwoLevelQueue(queue.array)
+    requeue_up, second, requeue_second_up = two.requeue_head_up, two.second, two.requeue_second_up
+    process = two.head()
+    for index, (task, replicas) in enumerate(remaining):
+        for placed in range(replicas):
+            tasks = process.tasks
+            if task not in tasks:
+                if process.sole_member is None:
+                    process.add_task_to_least_loaded_member(task, False)
+                else:  # `_take_standby` written out: this runs once per replica
+                    tasks.add(task)
+                process = requeue_up()
+                continue
+            # The usual holder: the one after it takes the replica.
+            following = second()
+            if following is not None and task not in following.tasks:
+                _take_standby(following, task)
+                process = requeue_second_up()
+                continue
+            left_two_levels = _standby_past_holders_two_level(state, queue, two, task)
+            if left_two_levels is not None:
+                done = placed + left_two_levels
+                after = remaining[index + 1 :]
+                return [(task, replicas - done), *after] if left_two_levels and done < replicas else after
+            process = two.head()
+    _count_sole_tasks(queue)
+    return []
+
+
+def _standby_past_holders_two_level(
+    state: _Assignment, queue: JavaPriorityQueue[_Process], two: TwoLevelQueue[_Process], task: Task
+) -> bool | None:
+    """`_standby_past_holders` on the two-level queue: None if the replica was placed and the holders are
+    back in it. Otherwise (every process holds the task, or the holders are offered back two levels apart
+    from the others) the queue's array is made as Java's, the search finished there, and the answer is
+    whether the replica was placed."""
+    held: list[tuple[_Process, int]] = []  # the holders polled, with their levels
+    while True:
+        if not len(two):  # every process holds the task
+            return _leave_two_levels(state, queue, two, task, held)
+        if not two.lower_count():
+            two.head()  # the next level
+        level = two.level - two.below
+        process = two.poll()
+        if task not in process.tasks:
+            break
+        held.append((process, level))
+    _take_standby(process, task)
+    two.offer_upper(process)
+    while held:
+        holder, level = held[-1]
+        if level == two.level:
+            two.offer_lower(holder)
+        elif not (level == two.level - 1 and two.offer_below(holder)):
+            return _leave_two_levels(state, queue, two, None, held)
+        held.pop()
+    return None
+
+
+def _leave_two_levels(
+    state: _Assignment,
+    queue: JavaPriorityQueue[_Process],
+    two: TwoLevelQueue[_Process],
+    task: Task | None,
+    held: list[tuple[_Process, int]],
+) -> bool:
+    """Java's array from the two-level queue, with the held processes offered back as Kafka does (after
+    the search for `task`'s replica goes on in it, if it was not placed); whether the replica is placed."""
+    _count_sole_tasks(queue)
+    queue.array[:] = [(process.load, process) for _, process in two.array()]
+    holders = [holder for holder, _ in held]
+    if task is not None:
+        return _standby_past_holders(state, queue, task, holders)
+    for holder in reversed(holders):
+        queue.offer(holder)
+    return True
+
+
+def _take_standby(process: _Process, task: Task) -> None:
+    """The replica to the process's least-loaded member (the quotas are not read any more). A one-member
+    process's count and load wait for `_count_sole_tasks`: the two-level queue does not read them."""
+    if process.sole_member is None:
+        process.add_task_to_least_loaded_member(task, False)
+    else:
+        process.tasks.add(task)
+
+
+def _count_sole_tasks(queue: JavaPriorityQueue[_Process]) -> None:
+    """A one-member process's task count and load from its tasks, after `_take_standby` (its member's are
+    filled in by `_settle_sole_standbys`)."""
+    for _, process in queue.array:
+        if process.sole_member is not None:
+            process.task_count = count = len(process.tasks)
+            process.load = count / process.capacity
+
+
 def _assign_standbys(state: _Assignment) -> None:
     remaining = _sticky_standbys(state)
     queue = state.processes_by_load()
     if _is_level(queue) and all(entry[1].sole_member is not None for entry in queue.array):
         remaining = _least_loaded_standbys_by_level(queue, remaining)
+    if remaining and _in_two_levels(queue):
+        remaining = _least_loaded_standbys_two_level(state, queue, remaining)
     array, requeue_as = queue.array, queue.requeue_head_as
     # The quotas are not kept up to date from here on: only the sticky steps, all done, read them.
     for task, replicas in remaining:

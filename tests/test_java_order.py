@@ -15,6 +15,7 @@ import pytest
 from fleet_assignor.assignor.java_order import (
     JavaHashOrder,
     JavaPriorityQueue,
+    TwoLevelQueue,
     hash_map_put_order,
     java_string_hash,
     requeue_level,
@@ -360,3 +361,67 @@ def test_requeue_level_arrays_after_any_step(size):
             assert head == level.place(step)
             keys[head] = 1.0
             real.requeue_head()
+
+
+def _two_level_pair(
+    rng: random.Random, size: int
+) -> tuple[dict[int, int], JavaPriorityQueue[int], TwoLevelQueue[int]]:
+    """Java's queue of `size` elements at keys 10 and 11, offered in a random order, and the same queue as a
+    `TwoLevelQueue` (keys: element -> key, changed by the caller between a poll and an offer)."""
+    keys = {item: rng.choice([10, 11]) for item in range(size)}
+    java: JavaPriorityQueue[int] = JavaPriorityQueue(key=keys.__getitem__)
+    java.offer_all(rng.sample(range(size), size))
+    return keys, java, TwoLevelQueue(list(java.array))
+
+
+def _same_array(two: TwoLevelQueue[int], java: JavaPriorityQueue[int], lowest: int) -> bool:
+    return [(lowest + level, item) for level, item in two.array()] == java.array
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_two_level_queue_polls_and_arrays_are_javas(seed):
+    # The streams assignor's standby loop: the head goes up a level; or the head is skipped
+    # (`requeue_second_up`, with `second` naming the next one beforehand); or the head and the next ones
+    # are polled while they hold the replica's task, the first that does not goes up, and the holders go
+    # back at their keys (a level below the others when the level moved on meanwhile). Java's array after
+    # every step is the two-level queue's.
+    rng = random.Random(seed)
+    size = rng.choice([1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 50, 100])
+    keys, java, two = _two_level_pair(rng, size)
+    lowest = min(keys.values())
+    assert _same_array(two, java, lowest)
+    for _ in range(rng.randint(size, 6 * size + 5)):
+        head = two.head()
+        assert head == java.peek()
+        following = two.second()
+        if size < 2 or rng.random() < 0.5:
+            java.poll()
+            keys[head] += 1
+            java.offer(head)
+            assert two.requeue_head_up() == java.peek()
+        elif following is not None and rng.random() < 0.5:
+            assert (java.poll(), java.poll()) == (head, following)
+            keys[following] += 1
+            java.offer(following)
+            java.offer(head)
+            assert two.requeue_second_up() == java.peek()
+        else:
+            held = []
+            for _ in range(rng.randint(1, min(3, size - 1)) + 1):
+                if not two.lower_count():
+                    two.head()  # the level moves on
+                level = two.level - two.below
+                polled = two.poll()
+                assert polled == java.poll()
+                held.append((polled, level))
+            taker, _ = held.pop()
+            keys[taker] += 1
+            java.offer(taker)
+            two.offer_upper(taker)
+            for holder, level in reversed(held):
+                java.offer(holder)
+                if level == two.level:
+                    two.offer_lower(holder)
+                elif not (level == two.level - 1 and two.offer_below(holder)):
+                    return  # two levels below (or a second one below): callers go on with Java's array
+        assert _same_array(two, java, lowest)

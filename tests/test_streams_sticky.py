@@ -409,3 +409,31 @@ def test_process_levels_give_the_queue_answer(seed, monkeypatch):
     by_levels = answers()
     monkeypatch.setattr(streams_sticky, "_is_level", lambda queue: False)
     assert answers() == by_levels
+
+
+def _two_level_scenario(seed: int) -> dict:
+    """Scenarios whose least-loaded replicas go through the two-level queue: many replicas of few tasks
+    (holders met often, levels moving on between holders, every process holding a task), members of one
+    thread count or several, with and without history."""
+    rng = random.Random(seed)
+    if seed % 2:
+        clients = rng.randint(3, 40)
+        standbys = rng.randint(1, clients)  # up to more replicas than processes without the task
+        threads = rng.choice([1, 1, 2, 3])
+        return scale_scenario(clients * rng.randint(1, 5), clients, threads=threads, standbys=standbys)
+    return generate_scenario(seed, Knobs(clients=(3, 40), threads=(1, 3), num_standby_replicas=(1, 8)))
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_two_level_standbys_give_the_queue_answer(seed, monkeypatch):
+    # The least-loaded replicas placed through `TwoLevelQueue` (processes of one capacity within one task
+    # of each other) equal those placed through Kafka's queue itself, first round and second.
+    first = _two_level_scenario(seed)
+    scenarios = [first, next_round(first, plan(first))]
+
+    def answers() -> list[dict]:
+        return [{**plan(scenario), "elapsed_ms": None} for scenario in scenarios]
+
+    by_two_levels = answers()
+    monkeypatch.setattr(streams_sticky, "_in_two_levels", lambda queue: False)
+    assert answers() == by_two_levels
