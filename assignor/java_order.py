@@ -621,24 +621,10 @@ class TwoLevelQueue(Generic[T]):
         higher, then the first offered back at its own key; returns the new head."""
         head = self._poll_lower()
         following = self._poll_lower()
-        # `offer_upper` and `offer_lower` written out: this runs once per replica that passes a holder.
-        upper, by_pre, pre_rank = self._upper, self._lower_by_pre, self._pre_rank
-        place = self._size
-        upper[place] = following
-        place += 1
-        self._size = place + 1
-        while place:
-            parent = (place - 1) >> 1
-            if by_pre[pre_rank[parent]]:
-                break
-            upper[place] = upper[parent]
-            place = parent
-        rank = pre_rank[place]
-        lower = self._lower
-        lower.insert(by_pre.count(1, rank + 1), head)
-        by_pre[rank] = 1
-        self._lower_by_post[self._post_rank[place]] = 1
-        return lower[-1]
+        self._upper[self._size] = following  # `offer_upper`, written out
+        self._size += 1
+        self.offer_lower(head)
+        return self._lower[-1]
 
     def _free(self, last: int) -> None:
         """The first lower place in postorder takes the (upper) element in place `last`."""
@@ -694,7 +680,11 @@ class TwoLevelQueue(Generic[T]):
                 break
             upper[place] = upper[parent]
             place = parent
-        self._add_lower(place, item)
+        # `_add_lower`, written out: this runs once per holder passed.
+        rank = pre_rank[place]
+        self._lower.insert(by_pre.count(1, rank + 1), item)
+        by_pre[rank] = 1
+        self._lower_by_post[self._post_rank[place]] = 1
 
     def _add_lower(self, place: int, item: T) -> None:
         rank = self._pre_rank[place]

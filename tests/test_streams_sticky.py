@@ -401,14 +401,20 @@ def test_process_levels_give_the_queue_answer(seed, monkeypatch):
         first = scale_scenario(clients * rng.randint(1, 6), clients, standbys=rng.randint(1, 8))
     else:
         first = generate_scenario(seed, Knobs(clients=(2, 40), threads=(1, 3), num_standby_replicas=(0, 4)))
+    _assert_same_answers_without(monkeypatch, first, "_is_level")
+
+
+def _assert_same_answers_without(monkeypatch, first: dict, shortcut: str) -> None:
+    """The plans of `first` and of its next round are the same when `streams_sticky.<shortcut>` (a test
+    of whether a queue may take a shortcut) always says no: Kafka's queue itself then answers."""
     scenarios = [first, next_round(first, plan(first))]
 
     def answers() -> list[dict]:
         return [{**plan(scenario), "elapsed_ms": None} for scenario in scenarios]
 
-    by_levels = answers()
-    monkeypatch.setattr(streams_sticky, "_is_level", lambda queue: False)
-    assert answers() == by_levels
+    with_shortcut = answers()
+    monkeypatch.setattr(streams_sticky, shortcut, lambda queue: False)
+    assert answers() == with_shortcut
 
 
 def _two_level_scenario(seed: int) -> dict:
@@ -428,12 +434,4 @@ def _two_level_scenario(seed: int) -> dict:
 def test_two_level_standbys_give_the_queue_answer(seed, monkeypatch):
     # The least-loaded replicas placed through `TwoLevelQueue` (processes of one capacity within one task
     # of each other) equal those placed through Kafka's queue itself, first round and second.
-    first = _two_level_scenario(seed)
-    scenarios = [first, next_round(first, plan(first))]
-
-    def answers() -> list[dict]:
-        return [{**plan(scenario), "elapsed_ms": None} for scenario in scenarios]
-
-    by_two_levels = answers()
-    monkeypatch.setattr(streams_sticky, "_in_two_levels", lambda queue: False)
-    assert answers() == by_two_levels
+    _assert_same_answers_without(monkeypatch, _two_level_scenario(seed), "_in_two_levels")
