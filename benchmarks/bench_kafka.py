@@ -474,8 +474,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kafka-rack-max-tasks", type=int,
                         default=int(os.environ.get("BENCH_KAFKA_RACK_MAX_TASKS", "200")))  # fmt: skip
     parser.add_argument("--kafka-rack-all", action="store_true", help="Kafka on every rack variant up to max")
+    # 60 s: Kafka's slowest finishing shape takes ~25 s for its six calls on a slow hour, and its sticky
+    # assignor does not finish 6,000 x 2 or 50 standbys within minutes (four such runs at 180 s each
+    # made `make bench-kafka` wait ~12 minutes for nothing).
     parser.add_argument("--kafka-timeout", type=float,
-                        default=float(os.environ.get("BENCH_KAFKA_TIMEOUT_S", "180")))  # fmt: skip
+                        default=float(os.environ.get("BENCH_KAFKA_TIMEOUT_S", "60")))  # fmt: skip
     parser.add_argument("--no-readme", action="store_true", help="write the JSON only")
     parser.add_argument("--readme-only", action="store_true", help="rebuild the docs table from the JSON")
     parser.add_argument(
