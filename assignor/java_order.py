@@ -471,16 +471,24 @@ def _tree_orders(size: int) -> tuple[list[int], list[int], list[int]]:
     return pre_rank, post_rank, by_post_rank
 
 
-@lru_cache(maxsize=64)
-def _all_lower(tree_size: int, size: int) -> tuple[list[int], bytes, bytes]:
-    """`TwoLevelQueue`'s lower places when all of the first `size` are (a level starts once per `size`
-    steps): the places in descending preorder, and the marks by preorder and by postorder rank."""
+def _lower_layout(tree_size: int, places: Iterable[int]) -> tuple[list[int], bytearray, bytearray]:
+    """`TwoLevelQueue`'s layout of these lower places: the places in descending preorder (the next to leave
+    last), and marks of the lower ones by preorder and by postorder rank (a count or a find over them is
+    one C call)."""
     pre_rank, post_rank, _ = _tree_orders(tree_size)
-    places = sorted(range(size), key=pre_rank.__getitem__, reverse=True)
+    ordered = sorted(places, key=pre_rank.__getitem__, reverse=True)
     by_pre, by_post = bytearray(tree_size), bytearray(tree_size)
-    for place in places:
+    for place in ordered:
         by_pre[pre_rank[place]] = 1
         by_post[post_rank[place]] = 1
+    return ordered, by_pre, by_post
+
+
+@lru_cache(maxsize=64)
+def _all_lower(tree_size: int, size: int) -> tuple[list[int], bytes, bytes]:
+    """`_lower_layout` when all of the first `size` places are lower (a level starts once per `size`
+    steps), kept: the marks as bytes, copied by each level."""
+    places, by_pre, by_post = _lower_layout(tree_size, range(size))
     return places, bytes(by_pre), bytes(by_post)
 
 
@@ -528,20 +536,10 @@ class TwoLevelQueue(Generic[T]):
         self.level = 0
         self.below = False  # whether the head is an element a level below the lower key
         self._upper: list[T] = [item for _, item in array]
-        self._set_lower([place for place in range(size) if array[place][0] == lowest])
-
-    def _set_lower(self, places: list[int]) -> None:
-        # The lower elements in descending preorder of their places, so that the next to leave is the last
-        # (pop() takes it); which places are lower, by preorder rank and by postorder rank (a count or a
-        # find over them is one C call).
-        pre_rank, post_rank = self._pre_rank, self._post_rank
-        places.sort(key=pre_rank.__getitem__, reverse=True)
+        places, self._lower_by_pre, self._lower_by_post = _lower_layout(
+            size, [place for place in range(size) if array[place][0] == lowest]
+        )
         self._lower: list[T] = list(map(self._upper.__getitem__, places))
-        self._lower_by_pre = bytearray(len(pre_rank))
-        self._lower_by_post = bytearray(len(pre_rank))
-        for place in places:
-            self._lower_by_pre[pre_rank[place]] = 1
-            self._lower_by_post[post_rank[place]] = 1
 
     def __len__(self) -> int:
         return self._size
