@@ -391,19 +391,8 @@ class JavaPriorityQueue(Generic[T]):
             # below a parent offered before it, whose key is not larger, so no `offer` moves anything.
             heap.extend(zip(keys, added, strict=True))
             return
-        # `java_heap_offer` per item, written out: a big process offers its thousands of members this way.
         for entry in zip(keys, added, strict=True):
-            key = entry[0]
-            k = len(heap)
-            heap.append(entry)
-            while k:
-                parent = (k - 1) >> 1
-                above = heap[parent]
-                if not key < above[0]:
-                    break
-                heap[k] = above
-                k = parent
-            heap[k] = entry
+            java_heap_offer(heap, entry)
 
     def offer(self, item: T) -> None:
         java_heap_offer(self._heap, (self._key(item), item))
