@@ -667,11 +667,7 @@ class TwoLevelQueue(Generic[T]):
                 break
             upper[place] = upper[parent]
             place = parent
-        # `_add_lower`, written out: this runs once per holder passed.
-        rank = pre_rank[place]
-        self._lower.insert(by_pre.count(1, rank + 1), item)
-        by_pre[rank] = 1
-        self._lower_by_post[self._post_rank[place]] = 1
+        self._add_lower(place, item)
 
     def _add_lower(self, place: int, item: T) -> None:
         rank = self._pre_rank[place]
