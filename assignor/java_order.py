@@ -18,6 +18,7 @@ written from the documented behaviour of `java.util.HashMap` and `java.util.Prio
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
@@ -361,6 +362,62 @@ def java_heap_offer(heap: list, entry: tuple) -> None:
     heap[k] = entry
 
 
+def _offered_in_two_keys(keys: list, items: list, low: float) -> tuple[list[tuple], bytearray]:
+    """Java's array after offering the (key, item) pairs in turn into an empty queue, when the keys take two
+    values: a step for every offer only where one moves (a big process's members are offered ~10 times per
+    plan, nearly all at one count).
+
+    An offer at the upper key never climbs (no key is larger). An offer at the lower key climbs only when
+    its place's parent holds the upper key, and then past every upper parent on its way up. So only the
+    children of places holding the upper key can see a climb: those places are visited in order (a heap of
+    them), and the offers between them land where they are offered, added in one step. Also returns
+    which places hold the upper key."""
+    size = len(keys)
+    array: list[tuple] = []
+    upper = bytearray(size)  # by place: holds the upper key now
+    high = max(keys)
+    uppers, place = [], -1
+    for _ in range(size - keys.count(low)):  # found in C: a big process has few members at the upper key
+        place = keys.index(high, place + 1)
+        uppers.append(place)
+    watched: list[int] = []  # places whose parent held the upper key when they were added
+    next_upper, offered = 0, 0
+    while offered < size:
+        upper_at = uppers[next_upper] if next_upper < len(uppers) else size
+        stop = min(upper_at, watched[0] if watched else size)
+        if stop > offered:
+            array.extend(zip(keys[offered:stop], items[offered:stop], strict=True))
+            offered = stop
+            continue
+        place = offered
+        if place == upper_at:
+            array.append((keys[place], items[place]))
+            upper[place] = 1
+            next_upper += 1
+        else:
+            entry = (keys[place], items[place])
+            array.append(entry)
+            if upper[(place - 1) >> 1]:
+                while place and upper[(place - 1) >> 1]:
+                    parent = (place - 1) >> 1
+                    array[place] = array[parent]
+                    upper[place] = 1
+                    place = parent
+                array[place] = entry
+                upper[place] = 0
+                place = offered  # now holds an upper element
+            else:
+                place = -1
+        while watched and watched[0] <= offered:
+            heapq.heappop(watched)
+        if place >= 0:
+            for child in (2 * place + 1, 2 * place + 2):
+                if child < size:
+                    heapq.heappush(watched, child)
+        offered += 1
+    return array, upper
+
+
 class JavaPriorityQueue(Generic[T]):
     """`java.util.PriorityQueue` with a comparator reading a number from each element at insertion.
 
@@ -384,13 +441,22 @@ class JavaPriorityQueue(Generic[T]):
     def offer_all(self, items: Iterable[T]) -> None:
         """`offer` of each item in turn, in one call (queues of thousands of members are built this way)."""
         added = list(items)
-        keys = list(map(self._key, added))
+        self.offer_all_keyed(list(map(self._key, added)), added)
+
+    def offer_all_keyed(self, keys: list[float], added: list[T]) -> None:
+        """`offer_all` of ``added`` whose keys the caller has at hand (``keys[i]`` the key of ``added[i]``
+        now), without reading them one by one."""
         heap = self._heap
-        if not heap and all(map(le, keys, keys[1:])):
-            # Keys in ascending order (all equal, on a first assignment) into an empty queue: each lands
-            # below a parent offered before it, whose key is not larger, so no `offer` moves anything.
-            heap.extend(zip(keys, added, strict=True))
-            return
+        if not heap:
+            if all(map(le, keys, keys[1:])):
+                # Keys in ascending order (all equal, on a first assignment) into an empty queue: each lands
+                # below a parent offered before it, whose key is not larger, so no `offer` moves anything.
+                heap.extend(zip(keys, added, strict=True))
+                return
+            distinct = set(keys)
+            if len(distinct) == 2:
+                heap.extend(_offered_in_two_keys(keys, added, min(distinct))[0])
+                return
         for entry in zip(keys, added, strict=True):
             java_heap_offer(heap, entry)
 
@@ -529,6 +595,38 @@ class TwoLevelQueue(Generic[T]):
             size, [place for place in range(size) if array[place][0] == lowest]
         )
         self._lower: list[T] = list(map(self._upper.__getitem__, places))
+
+    @classmethod
+    def offered(cls, keys: list[float], items: list[T]) -> TwoLevelQueue[T]:
+        """The queue after offering ``items[i]`` at ``keys[i]`` in turn into an empty one, the keys taking
+        at most two values (the smaller is level 0), without the queue's array or a sort: for a big
+        process's members, nearly all lower, whose queue is made again after each task given by member id."""
+        size = len(keys)
+        if not size:
+            return cls([])
+        array, upper = _offered_in_two_keys(keys, items, min(keys))
+        queue = cls.__new__(cls)
+        queue._size = size
+        pre_rank, post_rank, _ = queue._pre_rank, queue._post_rank, queue._by_post_rank = _tree_orders(size)
+        queue.level = 0
+        queue.below = False
+        queue._upper = [item for _, item in array]
+        # Every place lower, then the upper ones taken out: all places in descending preorder are the
+        # places by preorder rank reversed, so an upper place's index there is known.
+        places, by_pre, by_post = _all_lower(size, size)
+        queue._lower_by_pre, queue._lower_by_post = bytearray(by_pre), bytearray(by_post)
+        lower = list(map(queue._upper.__getitem__, places))
+        uppers, place = [], -1
+        for _ in range(upper.count(1)):
+            place = upper.index(1, place + 1)
+            uppers.append(place)
+        for index in sorted((size - 1 - pre_rank[place] for place in uppers), reverse=True):
+            del lower[index]
+        for place in uppers:
+            queue._lower_by_pre[pre_rank[place]] = 0
+            queue._lower_by_post[post_rank[place]] = 0
+        queue._lower = lower
+        return queue
 
     def __len__(self) -> int:
         return self._size

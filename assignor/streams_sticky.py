@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from types import MappingProxyType
 from weakref import WeakKeyDictionary
 
@@ -287,7 +287,7 @@ class _Process:
         self.active_by_member: defaultdict[str, set[Task]] = defaultdict(set)
         self.standby_by_member: defaultdict[str, set[Task]] = defaultdict(set)
         # Members by task count, built on first use and kept until a task is added by member id.
-        self._members_by_load: _MemberLevel | JavaPriorityQueue[list] | None = None
+        self._members_by_load: _MemberLevel | TwoLevelQueue[str] | JavaPriorityQueue[str] | None = None
         # The member of a one-member process: it takes every task, no queue needed.
         self.sole_member: str | None = member_ids[0] if capacity == 1 else None
 
@@ -315,18 +315,22 @@ class _Process:
             queue = self._members_queue()
         if isinstance(queue, _MemberLevel):
             count = self.add_task(queue.next_member(), task, active)
+        elif isinstance(queue, TwoLevelQueue):
+            count = self.add_task(queue.head(), task, active)  # the member's count goes up one level
+            queue.requeue_head_up()
         else:
-            entry = queue.peek()
-            assert entry is not None  # the queue holds every member
-            count = self.add_task(entry[0], task, active)
-            entry[1] = count
+            member = queue.peek()
+            assert member is not None  # the queue holds every member
+            count = self.add_task(member, task, active)
             queue.requeue_head_as(count)
         self._members_by_load = queue  # still right: the member's new count is in it
         return count
 
-    def _members_queue(self) -> _MemberLevel | JavaPriorityQueue[list]:
+    def _members_queue(self) -> _MemberLevel | TwoLevelQueue[str] | JavaPriorityQueue[str]:
         """Kafka's queue of the members by task count, offered in its HashMap's order; as levels while
-        all have one count (a first assignment: then each member in turn takes one task more)."""
+        all have one count (a first assignment: then each member in turn takes one task more), and without
+        sifting while the counts are two neighbouring ones (a process that just took a task by member id:
+        each member of the lower count takes one task more in turn)."""
         if self._member_order is None:
             self._member_order = hash_map_put_order(list(self.member_counts))
         order = self._member_order
@@ -334,9 +338,13 @@ class _Process:
         if counts.count(counts[0]) == len(counts):
             # Equal keys offered into an empty queue stay in offer order: the level starts from `order`.
             return _MemberLevel(list(order))
-        queue: JavaPriorityQueue[list] = JavaPriorityQueue(key=itemgetter(1))
-        # [member id, task count] per member, made in C (thousands of members in a big process).
-        queue.offer_all(map(list, zip(order, counts, strict=True)))
+        low = min(counts)
+        if counts.count(low) + counts.count(low + 1) == len(counts):
+            return TwoLevelQueue.offered(counts, order)
+        # The members by their counts now (the queue's key); a member's count changes only while it is
+        # polled (`requeue_head_as` offers it back with its new count).
+        queue: JavaPriorityQueue[str] = JavaPriorityQueue(key=self.member_counts.__getitem__)
+        queue.offer_all_keyed(counts, order)
         return queue
 
 
@@ -1249,7 +1257,9 @@ def _client_assignments(
             active_by, standby_by = process.active_by_member, process.standby_by_member
             actives: list[Task] = []
             standbys: list[Task] = []
-            for consumer in [c for c in consumers if c in active_by or c in standby_by]:
+            # The members holding tasks, in the consumers' (sorted) order: a few of a big process's
+            # thousands, found without visiting the others.
+            for consumer in sorted(active_by.keys() | standby_by.keys()):
                 active = sorted(active_by.get(consumer, _NONE))
                 standby = sorted(standby_by.get(consumer, _NONE))
                 split[consumer] = consumer_tasks(tuple(map(ids, active)), tuple(map(ids, standby)))

@@ -17,6 +17,7 @@ from fleet_assignor.assignor.java_order import (
     JavaPriorityQueue,
     TwoLevelQueue,
     hash_map_put_order,
+    java_heap_offer,
     java_string_hash,
     requeue_level,
     table_size_for,
@@ -244,6 +245,47 @@ def test_offer_all_is_offer_one_by_one(seed):
         one_by_one.offer(item)
     assert list(by_all) == list(one_by_one)
     assert [by_all.poll() for _ in range(len(by_all))] == [one_by_one.poll() for _ in range(len(one_by_one))]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_offer_all_in_two_keys_is_offer_one_by_one(seed):
+    # Two key values into an empty queue (a big process's members: nearly all at one count) are placed by
+    # following only the lower offers that climb: the same array as offering each.
+    rng = random.Random(seed)
+    low, high = sorted(rng.sample([0, 1, 2, 7, 0.5, 2.25], 2))
+    size = rng.choice([2, 3, 5, 8, 16, 17, 40, 100, 257])
+    share = rng.choice([0.0, 0.01, 0.1, 0.5, 0.9, 1.0])
+    keys = [high if rng.random() < share else low for _ in range(size)]
+    keys[rng.randrange(size)] = high  # both values present
+    keys[rng.randrange(size)] = low
+    items = [[key, number] for number, key in enumerate(keys)]
+    by_all: JavaPriorityQueue[list] = JavaPriorityQueue(key=lambda item: item[0])
+    by_all.offer_all(iter(items))
+    one_by_one: JavaPriorityQueue[list] = JavaPriorityQueue(key=lambda item: item[0])
+    for item in items:
+        one_by_one.offer(item)
+    assert by_all.array == one_by_one.array
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_two_level_queue_offered_is_the_one_of_javas_array(seed):
+    # `TwoLevelQueue.offered` starts from every place lower and takes the upper ones out: the same queue
+    # as the one made from Java's array of the same offers, step after step of heads going up a level.
+    rng = random.Random(seed)
+    size = rng.choice([1, 2, 3, 4, 7, 8, 15, 16, 31, 100, 1000])
+    share = rng.choice([0.0, 0.001, 0.05, 0.3, 0.7, 1.0])
+    keys = [4 if rng.random() < share else 3 for _ in range(size)]
+    java: JavaPriorityQueue[int] = JavaPriorityQueue(key=lambda item: 0)
+    for key, item in zip(keys, range(size), strict=True):
+        java_heap_offer(java.array, (key, item))
+    two = TwoLevelQueue.offered(keys, list(range(size)))
+    assert _same_array(two, java, min(keys))
+    for _ in range(rng.randint(0, 3 * size)):
+        key, head = java.array[0]
+        assert two.head() == head
+        java.requeue_head_as(key + 1)
+        assert two.requeue_head_up() == java.peek()
+    assert _same_array(two, java, min(keys))
 
 
 def test_peek_leaves_the_head():

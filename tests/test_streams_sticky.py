@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import random
-from operator import itemgetter
 
 import pytest
 
 from fleet_assignor.assignor import AssignmentConfigs, streams_sticky
-from fleet_assignor.assignor.java_order import JavaHashOrder
+from fleet_assignor.assignor.java_order import JavaHashOrder, JavaPriorityQueue, hash_map_put_order
 from fleet_assignor.assignor.planner import plan_scenario
 from fleet_assignor.assignor.scenario import load_scenario
 from fleet_assignor.assignor.streams_sticky import (
@@ -370,8 +369,9 @@ def test_the_task_dict_built_on_first_use_lists_the_split(seed):
 
 @pytest.mark.parametrize("seed", range(40))
 def test_member_levels_give_the_queue_answer(seed, monkeypatch):
-    # A process whose members all have one task count reads the next member from the cached level
-    # instead of sifting Kafka's queue: the same answers as the queue itself, first round and second.
+    # A process whose members all have one task count reads the next member from the cached level, and
+    # one whose counts are two neighbouring ones from a two-level queue, instead of sifting Kafka's queue
+    # offered member by member: the same answers as that queue itself, first round and second.
     first = generate_scenario(seed, Knobs(threads=(1, 40), num_standby_replicas=(0, 3)))
     scenarios = [first, next_round(first, plan(first))]
 
@@ -381,13 +381,51 @@ def test_member_levels_give_the_queue_answer(seed, monkeypatch):
     by_levels = answers()
 
     def queue_only(process):
-        queue = streams_sticky.JavaPriorityQueue(key=itemgetter(1))
-        order = streams_sticky.hash_map_put_order(list(process.member_counts))
-        queue.offer_all([member, process.member_counts[member]] for member in order)
+        queue = streams_sticky.JavaPriorityQueue(key=process.member_counts.__getitem__)
+        for member in streams_sticky.hash_map_put_order(list(process.member_counts)):
+            queue.offer(member)
         return queue
 
     monkeypatch.setattr(streams_sticky._Process, "_members_queue", queue_only)
     assert answers() == by_levels
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_a_process_gives_least_loaded_tasks_to_its_queues_head(seed):
+    # Tasks given by member id (sticky ones) and to the least-loaded member, interleaved, at counts one
+    # level apart, two, or spread: each least-loaded task goes to the head of Kafka's queue of the members
+    # by count, offered member by member in its HashMap's order and made again after a task given by id,
+    # whichever shortcut (a level, two levels, the two-key offers) the process takes.
+    rng = random.Random(seed)
+    members = [f"consumer-{seed}-{n}" for n in range(rng.choice([2, 3, 5, 16, 40, 200]))]
+    process = streams_sticky._Process("process", members)
+    counts = dict.fromkeys(members, 0)
+    queue: JavaPriorityQueue[str] | None = None
+    spread = rng.choice([1, 1, 2, 3])  # tasks given by id: at most this many above the lowest count
+    if seed % 3 == 0:  # counts two apart, none between
+        for member in rng.sample(members, rng.randint(1, len(members) - 1)):
+            for number in range(2):
+                process.add_task(member, (member, number), active=False)
+                counts[member] += 1
+    for number in range(rng.randint(1, 6 * len(members))):
+        task = ("0", number)
+        if rng.random() < 0.2:
+            low = min(counts.values())
+            member = rng.choice([m for m in members if counts[m] < low + spread])
+            process.add_task(member, task, active=True)
+            counts[member] += 1
+            queue = None
+            continue
+        if queue is None:
+            queue = JavaPriorityQueue(key=counts.__getitem__)
+            for queued in hash_map_put_order(members):
+                queue.offer(queued)
+        head = queue.poll()
+        assert process.add_task_to_least_loaded_member(task, active=True) == counts[head] + 1
+        assert task in process.active_by_member[head]
+        counts[head] += 1
+        queue.offer(head)
+    assert process.member_counts == counts
 
 
 @pytest.mark.parametrize("seed", range(80))
