@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 import threading
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from operator import le
 from typing import Generic, TypeVar
@@ -362,7 +362,7 @@ def java_heap_offer(heap: list, entry: tuple) -> None:
     heap[k] = entry
 
 
-def _offered_in_two_keys(keys: list, items: list, low: float) -> tuple[list[tuple], bytearray]:
+def _offered_in_two_keys(keys: Sequence[float], items: Sequence, low: float) -> tuple[list[tuple], bytearray]:
     """Java's array after offering the (key, item) pairs in turn into an empty queue, when the keys take two
     values: a step for every offer only where one moves (a big process's members are offered ~10 times per
     plan, nearly all at one count).
@@ -443,7 +443,7 @@ class JavaPriorityQueue(Generic[T]):
         added = list(items)
         self.offer_all_keyed(list(map(self._key, added)), added)
 
-    def offer_all_keyed(self, keys: list[float], added: list[T]) -> None:
+    def offer_all_keyed(self, keys: Sequence[float], added: Sequence[T]) -> None:
         """`offer_all` of ``added`` whose keys the caller has at hand (``keys[i]`` the key of ``added[i]``
         now), without reading them one by one."""
         heap = self._heap
@@ -597,7 +597,7 @@ class TwoLevelQueue(Generic[T]):
         self._lower: list[T] = list(map(self._upper.__getitem__, places))
 
     @classmethod
-    def offered(cls, keys: list[float], items: list[T]) -> TwoLevelQueue[T]:
+    def offered(cls, keys: Sequence[float], items: Sequence[T]) -> TwoLevelQueue[T]:
         """The queue after offering ``items[i]`` at ``keys[i]`` in turn into an empty one, the keys taking
         at most two values (the smaller is level 0), without the queue's array or a sort: for a big
         process's members, nearly all lower, whose queue is made again after each task given by member id."""
@@ -607,7 +607,9 @@ class TwoLevelQueue(Generic[T]):
         array, upper = _offered_in_two_keys(keys, items, min(keys))
         queue = cls.__new__(cls)
         queue._size = size
-        pre_rank, post_rank, _ = queue._pre_rank, queue._post_rank, queue._by_post_rank = _tree_orders(size)
+        orders = _tree_orders(size)
+        queue._pre_rank, queue._post_rank, queue._by_post_rank = orders
+        pre_rank, post_rank, _ = orders
         queue.level = 0
         queue.below = False
         queue._upper = [item for _, item in array]
