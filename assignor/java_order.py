@@ -22,6 +22,7 @@ import heapq
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from functools import lru_cache
+from itertools import compress
 from operator import le
 from typing import Generic, TypeVar
 
@@ -362,6 +363,16 @@ def java_heap_offer(heap: list, entry: tuple) -> None:
     heap[k] = entry
 
 
+def _places_of(values: Sequence, value: object, count: int) -> list[int]:
+    """The places of the ``count`` elements equal to ``value``, each found in C (a big process has few
+    members at the upper count among thousands)."""
+    places, place = [], -1
+    for _ in range(count):
+        place = values.index(value, place + 1)
+        places.append(place)
+    return places
+
+
 def _offered_in_two_keys(keys: Sequence[float], items: Sequence, low: float) -> tuple[list[tuple], bytearray]:
     """Java's array after offering the (key, item) pairs in turn into an empty queue, when the keys take two
     values: a step for every offer only where one moves (a big process's members are offered ~10 times per
@@ -375,11 +386,7 @@ def _offered_in_two_keys(keys: Sequence[float], items: Sequence, low: float) -> 
     size = len(keys)
     array: list[tuple] = []
     upper = bytearray(size)  # by place: holds the upper key now
-    high = max(keys)
-    uppers, place = [], -1
-    for _ in range(size - keys.count(low)):  # found in C: a big process has few members at the upper key
-        place = keys.index(high, place + 1)
-        uppers.append(place)
+    uppers = _places_of(keys, max(keys), size - keys.count(low))
     watched: list[int] = []  # places whose parent held the upper key when they were added
     next_upper, offered = 0, 0
     while offered < size:
@@ -584,51 +591,40 @@ class TwoLevelQueue(Generic[T]):
 
     def __init__(self, array: list[tuple[float, T]]) -> None:
         """From a `JavaPriorityQueue`'s array whose keys take at most two values (the smaller is level 0)."""
-        size = len(array)
-        self._size = size
-        self._pre_rank, self._post_rank, self._by_post_rank = _tree_orders(size)
         lowest = min((key for key, _ in array), default=0.0)
-        self.level = 0
-        self.below = False  # whether the head is an element a level below the lower key
-        self._upper: list[T] = [item for _, item in array]
-        places, self._lower_by_pre, self._lower_by_post = _lower_layout(
-            size, [place for place in range(size) if array[place][0] == lowest]
-        )
-        self._lower: list[T] = list(map(self._upper.__getitem__, places))
+        upper_places = [place for place, (key, _) in enumerate(array) if key != lowest]
+        self._start([item for _, item in array], upper_places)
 
     @classmethod
     def offered(cls, keys: Sequence[float], items: Sequence[T]) -> TwoLevelQueue[T]:
         """The queue after offering ``items[i]`` at ``keys[i]`` in turn into an empty one, the keys taking
-        at most two values (the smaller is level 0), without the queue's array or a sort: for a big
-        process's members, nearly all lower, whose queue is made again after each task given by member id."""
-        size = len(keys)
-        if not size:
-            return cls([])
-        array, upper = _offered_in_two_keys(keys, items, min(keys))
+        at most two values (the smaller is level 0), without sifting: for a big process's members, nearly
+        all lower, whose queue is made again after each task given by member id."""
         queue = cls.__new__(cls)
-        queue._size = size
-        orders = _tree_orders(size)
-        queue._pre_rank, queue._post_rank, queue._by_post_rank = orders
-        pre_rank, post_rank, _ = orders
-        queue.level = 0
-        queue.below = False
-        queue._upper = [item for _, item in array]
-        # Every place lower, then the upper ones taken out: all places in descending preorder are the
-        # places by preorder rank reversed, so an upper place's index there is known.
-        places, by_pre, by_post = _all_lower(size, size)
-        queue._lower_by_pre, queue._lower_by_post = bytearray(by_pre), bytearray(by_post)
-        lower = list(map(queue._upper.__getitem__, places))
-        uppers, place = [], -1
-        for _ in range(upper.count(1)):
-            place = upper.index(1, place + 1)
-            uppers.append(place)
-        for index in sorted((size - 1 - pre_rank[place] for place in uppers), reverse=True):
-            del lower[index]
-        for place in uppers:
-            queue._lower_by_pre[pre_rank[place]] = 0
-            queue._lower_by_post[post_rank[place]] = 0
-        queue._lower = lower
+        if not keys:
+            queue._start([], [])
+            return queue
+        array, upper = _offered_in_two_keys(keys, items, min(keys))
+        queue._start([item for _, item in array], _places_of(upper, 1, upper.count(1)))
         return queue
+
+    def _start(self, items: list[T], upper_places: list[int]) -> None:
+        """The queue over Java's array ``items`` whose ``upper_places`` hold the upper key and the others the
+        lower one. The cached layout of every place lower, less the upper places: no sort."""
+        size = len(items)
+        self._size = size
+        self._pre_rank, self._post_rank, self._by_post_rank = _tree_orders(size)
+        self.level = 0
+        self.below = False  # whether the head is an element a level below the lower key
+        self._upper = items
+        places, by_pre, by_post = _all_lower(size, size)
+        self._lower_by_pre, self._lower_by_post = bytearray(by_pre), bytearray(by_post)
+        for place in upper_places:
+            self._lower_by_pre[self._pre_rank[place]] = 0
+            self._lower_by_post[self._post_rank[place]] = 0
+        # `places` is every place in descending preorder, i.e. by preorder rank reversed: the marks by
+        # preorder rank, reversed, select the lower ones.
+        self._lower: list[T] = list(compress(map(items.__getitem__, places), self._lower_by_pre[::-1]))
 
     def __len__(self) -> int:
         return self._size
