@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from fleet_assignor.assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
 from fleet_assignor.assignor.client_state import ClientState
 from fleet_assignor.assignor.errors import AssignmentError
+from fleet_assignor.assignor.gc_pause import collector_paused
 from fleet_assignor.assignor.legacy_sticky import LegacyStickyTaskAssignor
 from fleet_assignor.assignor.limits import deadline_after
 from fleet_assignor.assignor.process_id import ProcessId
@@ -47,6 +48,7 @@ class FallbackPriorTaskAssignor:
     def configure(self, configs: Mapping[str, str]) -> None:
         self.configs = dict(configs)
 
+    @collector_paused
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         configs = application_state.assignment_configs()
         clients = legacy_client_states(application_state)

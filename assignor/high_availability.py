@@ -29,6 +29,7 @@ from fleet_assignor.assignor.assignment import (
 )
 from fleet_assignor.assignor.client_state import ClientState
 from fleet_assignor.assignor.configs import AssignmentConfigs, RackAwareStrategy
+from fleet_assignor.assignor.gc_pause import collector_paused
 from fleet_assignor.assignor.limits import deadline_after
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.rack import RackAwareTaskAssignor
@@ -57,6 +58,7 @@ class HighAvailabilityTaskAssignor(BaseTaskAssignor):
     """The KIP-924 face of Kafka's default assignor. Reads lags; never reads the clock (the follow-up
     deadline derives from ``application_state.now_ms``)."""
 
+    @collector_paused
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         states = application_state.kafka_streams_states(True)
         clients = {pid: ClientState.from_kafka_streams_state(states[pid]) for pid in sorted(states)}

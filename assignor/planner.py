@@ -10,10 +10,8 @@ an immediate follow-up rebalance (status ``ASSIGNOR_FAILED``).
 from __future__ import annotations
 
 import enum
-import gc
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +19,7 @@ from fleet_assignor.assignor.assignment import AssignedTask, KafkaStreamsAssignm
 from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks, task_order
 from fleet_assignor.assignor.errors import AssignmentError
 from fleet_assignor.assignor.frozen import field_setters, new_object
+from fleet_assignor.assignor.gc_pause import collector_paused
 from fleet_assignor.assignor.limits import instant_range_text, is_instant
 from fleet_assignor.assignor.metrics import (
     AssignmentMetrics,
@@ -295,40 +294,17 @@ def _build_result(
     )
 
 
-# Planning makes many short-lived objects and next to no reference cycles. At Python's default threshold
-# (700 allocations) the cyclic collector ran dozens of times in one big plan: half of the whole plan at
-# 6,000 tasks x 2 clients with streams_sticky (88 -> 40 ms), a sixth with high_availability at 1,000 x 100
-# with 50 standbys; at this threshold it runs as rarely as the work needs. The fleet job's Python workers
-# keep it for good (jobs.grouped.tune_worker_gc); one plan elsewhere (CLI, notebook) keeps it for its
-# duration.
-PLANNING_GC_THRESHOLD = 10_000
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """The young-generation threshold at least PLANNING_GC_THRESHOLD inside, as it was after. (Plans run
-    at once in several threads may leave it raised, which only makes collections rarer.)"""
-    before = gc.get_threshold()
-    if before[0] >= PLANNING_GC_THRESHOLD:
-        yield
-        return
-    gc.set_threshold(PLANNING_GC_THRESHOLD, *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
 def plan(
     scenario: Scenario, *, assignor: str | None = None, allowed_assignors: Collection[str] | None = None
 ) -> PlanResult:
     """Run the chosen assignor on a loaded scenario; raise `ScenarioError` for an unusable assignor name.
 
-    `allowed_assignors`: the custom ``module:Class`` names that may be imported (None: any)."""
-    with fewer_collections():
-        return _plan(scenario, assignor, allowed_assignors)
+    `allowed_assignors`: the custom ``module:Class`` names that may be imported (None: any). Runs with the
+    cyclic garbage collector paused (`gc_pause`)."""
+    return _plan(scenario, assignor, allowed_assignors)
 
 
+@collector_paused
 def _plan(scenario: Scenario, assignor: str | None, allowed_assignors: Collection[str] | None) -> PlanResult:
     name, path, note = choose_assignor(scenario, assignor)
     try:

@@ -47,6 +47,7 @@ from fleet_assignor.assignor.assignment import (
     TaskIdsByRole,
 )
 from fleet_assignor.assignor.distribution import ConsumerTasks, consumer_tasks
+from fleet_assignor.assignor.gc_pause import collector_paused
 from fleet_assignor.assignor.java_order import (
     JavaHashOrder,
     JavaPriorityQueue,
@@ -1296,6 +1297,7 @@ class StreamsStickyTaskAssignor:
     def configure(self, configs: Mapping[str, str]) -> None:
         self.configs = dict(configs)
 
+    @collector_paused
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         broker = _broker_input(application_state)
         processes = _assigned(broker.numbered).processes

@@ -20,7 +20,6 @@ from pyspark.accumulators import Accumulator
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from fleet_assignor.assignor.planner import PLANNING_GC_THRESHOLD
 from fleet_assignor.jobs.plan_rows import COLUMNS, PlanSettings, failed_row, plan_application
 from fleet_assignor.schemas import contract
 from fleet_assignor.schemas.spark_schemas import PLANNED_ROWS
@@ -79,12 +78,12 @@ def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_batches([batch])
 
 
-# Planning makes many short-lived objects and next to no reference cycles. At Python's default threshold
-# (700 allocations) the cyclic collector ran every few tasks and took about 7% of a grouped-map call
-# (measured one application at a time on `make bench`'s 10,000 applications); at this one, as little as
-# with the collector off. Set for good in each Python worker, which plans applications and nothing else
-# (a single plan sets it for its own duration: planner.fewer_collections).
-WORKER_GC_THRESHOLD = (PLANNING_GC_THRESHOLD, 10, 10)
+# A grouped-map call makes many short-lived objects and next to no reference cycles. At Python's default
+# threshold (700 allocations) the cyclic collector ran every few tasks and took about 7% of a call (measured
+# one application at a time on `make bench`'s 10,000 applications); at this one, as little as with the
+# collector off. Set for good in each Python worker, which plans applications and nothing else; the plans
+# themselves run with the collector paused (assignor.gc_pause), this covers the rest of a call.
+WORKER_GC_THRESHOLD = (10_000, 10, 10)
 
 
 def tune_worker_gc() -> None:

@@ -19,7 +19,6 @@ from fleet_assignor.assignor import (
 )
 from fleet_assignor.assignor.planner import (
     LAGS_NOT_COMPUTED_NOTE,
-    PLANNING_GC_THRESHOLD,
     evaluate_assignment,
     parse_external_assignment,
     plan,
@@ -32,7 +31,7 @@ P_LOW = "00000000-0000-0000-0000-000000000001"
 P_NEG = "80000000-0000-0000-0000-000000000002"  # first in signed ProcessId order, last as text
 MODULE = "planner_test_assignors"
 CALLS: list[tuple] = []
-GC_THRESHOLDS: list[tuple[int, ...]] = []  # the collector's setting inside AllOnFirst.assign
+GC_ENABLED: list[bool] = []  # whether the cyclic collector ran inside AllOnFirst.assign
 
 
 def _first_client(state):
@@ -47,7 +46,7 @@ class AllOnFirst:
 
     def assign(self, state):
         CALLS.append(("assign", state.now_ms))
-        GC_THRESHOLDS.append(gc.get_threshold())
+        GC_ENABLED.append(gc.isenabled())
         first = _first_client(state)
         return TaskAssignment.of(
             KafkaStreamsAssignment.of(
@@ -137,7 +136,7 @@ def custom_assignors(monkeypatch):
         setattr(module, cls.__name__, cls)
     monkeypatch.setitem(sys.modules, MODULE, module)
     CALLS.clear()
-    GC_THRESHOLDS.clear()
+    GC_ENABLED.clear()
 
 
 def _task(task_id: str, changelog: bool) -> dict:
@@ -485,17 +484,23 @@ def test_output_process_ids_keep_the_input_spelling_whichever_the_assignor_used(
     assert sorted(a["process_id"] for a in result["assignment"]) == sorted([P_LOW, upper])
 
 
-@pytest.mark.parametrize("young", [700, 50_000])
-def test_a_plan_collects_garbage_rarely_and_leaves_the_setting_as_it_was(young):
-    before = gc.get_threshold()
+@pytest.mark.parametrize("enabled_before", [True, False])
+def test_a_plan_runs_with_the_collector_paused_and_leaves_it_as_it_was(enabled_before):
+    was = gc.isenabled()
     try:
-        gc.set_threshold(young, 10, 10)
+        (gc.enable if enabled_before else gc.disable)()
         plan_scenario(scenario_dict(), now_ms=1000)
-        (during,) = GC_THRESHOLDS
-        assert during == (max(young, PLANNING_GC_THRESHOLD), 10, 10)
-        assert gc.get_threshold() == (young, 10, 10)
+        assert GC_ENABLED == [False]
+        assert gc.isenabled() is enabled_before
     finally:
-        gc.set_threshold(*before)
+        (gc.enable if was else gc.disable)()
+
+
+def test_a_failing_assignor_leaves_the_collector_on():
+    assert gc.isenabled()
+    result = plan_scenario(scenario_dict(f"{MODULE}:RaisingValueError"), now_ms=0)
+    assert result["status"] == "ASSIGNOR_FAILED"
+    assert gc.isenabled()
 
 
 @pytest.mark.parametrize("seed", range(12))

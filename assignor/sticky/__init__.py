@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 from fleet_assignor.assignor.assignment import TaskAssignment
 from fleet_assignor.assignor.errors import ConfigException
+from fleet_assignor.assignor.gc_pause import collector_paused
 from fleet_assignor.assignor.state import ApplicationState
 from fleet_assignor.assignor.sticky.active_counts import improve_active_counts
 from fleet_assignor.assignor.sticky.active_placement import assign_actives
@@ -69,6 +70,7 @@ class StickyTaskAssignor(BaseTaskAssignor):
             raise ConfigException(self.MUST_PRESERVE_CONFIG, value, 'must be "true" or "false"')
         self.must_preserve_active_task_assignment = text == "true"
 
+    @collector_paused
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         state = StickyState(application_state)
         preserve = self.must_preserve_active_task_assignment
