@@ -688,6 +688,58 @@ class TwoLevelQueue(Generic[T]):
             lower = self._lower
         return lower[-1]
 
+    def around_head(self, most: int) -> list[T]:
+        """The elements the next steps give to while the head is skipped each time, in order, up to
+        ``most``: `requeue_second_up` (the head is polled and offered back to the last place) then
+        `requeue_head_up` (which brings it from there to the head again), in turn. Read off the lower
+        elements' order behind the head, as long as the skipped head stays below a lower parent when
+        offered back; empty when that shape does not hold (the caller steps one by one)."""
+        lower = self._lower
+        last = self._size - 1
+        if self.below or last < 3 or len(lower) < 4:
+            return []
+        by_pre, pre_rank = self._lower_by_pre, self._pre_rank
+        parent = (last - 1) >> 1
+        if by_pre[pre_rank[last]] or by_pre[pre_rank[last - 1]] or not by_pre[pre_rank[parent]]:
+            return []
+        # Each `requeue_second_up` frees the first two lower places in postorder before the head comes
+        # back: the parent of the last place must not be one of them.
+        frees_before_parent = self._lower_by_post.count(1, 0, self._post_rank[parent])
+        count = min(most, len(lower) - 3, 2 * (frees_before_parent // 2))
+        return lower[-2 : -count - 2 : -1] if count > 0 else []
+
+    def requeue_around_head(self, count: int) -> None:
+        """The steps `around_head` reads, giving to its first ``count`` elements (``count`` at most its
+        length): in each `requeue_second_up` the elements in the last two places sink into the next two
+        first lower places in postorder, and the head goes back to the last place, then to the head with
+        `requeue_head_up`. After an odd count it stays in the last place."""
+        lower, upper = self._lower, self._upper
+        by_pre, by_post = self._lower_by_pre, self._lower_by_post
+        pre_rank, by_post_rank = self._pre_rank, self._by_post_rank
+        last = self._size - 1
+        given = lower[-2 : -count - 2 : -1]
+        head = lower[-1]
+        del lower[-count - 1 :]
+        # What sinks, in turn: the elements first in the last two places, then each step's two.
+        sinking = [upper[last], upper[last - 1]]
+        for done in range(2, count + (count & 1), 2):
+            sinking.append(given[done - 1])  # the last place's (given by `requeue_head_up`)
+            sinking.append(given[done - 2])  # the place before it's (given by `requeue_second_up`)
+        rank = -1
+        for element in sinking:
+            rank = by_post.find(1, rank + 1)  # the marks before it were cleared just before
+            by_post[rank] = 0
+            freed = by_post_rank[rank]
+            by_pre[pre_rank[freed]] = 0
+            upper[freed] = element
+        if count & 1:
+            upper[last - 1] = given[count - 1]
+            self._add_lower(last, head)
+        else:
+            upper[last - 1] = given[count - 2]
+            upper[last] = given[count - 1]
+            lower.append(head)
+
     def second(self) -> T | None:
         """The element that would be the head after one `poll`, if the head is at the lower key and
         another one is too (None otherwise: the caller polls step by step)."""

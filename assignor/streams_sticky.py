@@ -947,7 +947,8 @@ def _least_loaded_standbys_two_level(
     requeue_up, second, requeue_second_up = two.requeue_head_up, two.second, two.requeue_second_up
     process = two.head()
     for index, (task, replicas) in enumerate(remaining):
-        for placed in range(replicas):
+        placed = 0
+        while placed < replicas:
             tasks = process.tasks
             if task not in tasks:
                 if process.sole_member is None:
@@ -955,12 +956,19 @@ def _least_loaded_standbys_two_level(
                 else:  # `_take_standby` written out: this runs once per replica
                     tasks.add(task)
                 process = requeue_up()
+                placed += 1
                 continue
-            # The usual holder: the one after it takes the replica.
+            # The usual holder: the ones after it take the replicas while it comes back to the head.
+            given = _replicas_around_holder(two, task, replicas - placed)
+            if given:
+                placed += given
+                process = two.head()
+                continue
             following = second()
             if following is not None and task not in following.tasks:
                 _take_standby(following, task)
                 process = requeue_second_up()
+                placed += 1
                 continue
             left_two_levels = _standby_past_holders_two_level(state, queue, two, task)
             if left_two_levels is not None:
@@ -968,8 +976,23 @@ def _least_loaded_standbys_two_level(
                 after = remaining[index + 1 :]
                 return [(task, replicas - done), *after] if left_two_levels and done < replicas else after
             process = two.head()
+            placed += 1
     _count_sole_tasks(queue)
     return []
+
+
+def _replicas_around_holder(two: TwoLevelQueue[_Process], task: Task, most: int) -> int:
+    """With the head holding ``task``: up to ``most`` replicas to the processes after it, in turn, while
+    none holds the task and the head keeps coming back (`TwoLevelQueue.around_head`); how many."""
+    given = 0
+    for process in two.around_head(most):
+        if task in process.tasks:
+            break
+        _take_standby(process, task)
+        given += 1
+    if given:
+        two.requeue_around_head(given)
+    return given
 
 
 def _standby_past_holders_two_level(

@@ -467,3 +467,55 @@ def test_two_level_queue_polls_and_arrays_are_javas(seed):
                 elif not (level == two.level - 1 and two.offer_below(holder)):
                     return  # two levels below (or a second one below): callers go on with Java's array
         assert _same_array(two, java, lowest)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_around_head_is_second_up_then_head_up_in_turn(seed):
+    # With the head holding a replica's task, the streams assignor skips it: `requeue_second_up`, then the
+    # next head takes one (`requeue_head_up`), in turn, while the skipped head keeps coming back.
+    # `around_head` names the takers and `requeue_around_head` does those steps at once: the same takers
+    # and the same array as Java's polls and offers, step by step, from varied starting queues.
+    rng = random.Random(seed)
+    size = rng.choice([4, 5, 8, 15, 16, 17, 31, 50, 100, 200, 257])
+    upper_share = rng.choice([0.0, 0.05, 0.5])  # the shape arises early in a level: few upper elements
+    keys = {item: 11 if rng.random() < upper_share else 10 for item in range(size)}
+    java: JavaPriorityQueue[int] = JavaPriorityQueue(key=keys.__getitem__)
+    java.offer_all(rng.sample(range(size), size))
+    two = TwoLevelQueue(list(java.array))
+    lowest = min(keys.values())
+    checked = 0
+    for _ in range(rng.randint(size, 4 * size)):
+        head = two.head()
+        takers = two.around_head(rng.choice([1, 2, 3, 7, size]))
+        if takers and rng.random() < 0.6:
+            count = rng.randint(1, len(takers))
+            for step, taker in enumerate(takers[:count]):
+                if step % 2 == 0:  # the head is polled and skipped; the next one takes
+                    assert (java.poll(), java.poll()) == (head, taker)
+                    keys[taker] += 1
+                    java.offer(taker)
+                    java.offer(head)
+                else:  # the head is the next one; the skipped one comes back to the head
+                    assert java.poll() == taker
+                    keys[taker] += 1
+                    java.offer(taker)
+                    assert java.peek() == head
+            two.requeue_around_head(count)
+            checked += 1
+        elif rng.random() < 0.4 or two.second() is None:
+            java.poll()
+            keys[head] += 1
+            java.offer(head)
+            two.requeue_head_up()
+        else:
+            following = two.second()
+            assert (java.poll(), java.poll()) == (head, following)
+            keys[following] += 1
+            java.offer(following)
+            java.offer(head)
+            two.requeue_second_up()
+        assert two.head() == java.peek()
+        assert _same_array(two, java, lowest)
+    # Where the last place's parent is on the tree's left edge it is the first lower place to be freed:
+    # `around_head` never reads ahead there (the caller steps one by one).
+    assert checked or size in (4, 5, 8, 16, 17, 257)
