@@ -6,10 +6,12 @@ default threshold (700 allocations) it ran dozens of times in one big plan: half
 6,000 tasks x 2 clients with streams_sticky, a tenth of the broker assignor's own call at 1,000 clients.
 
 So the collector is off while a plan or a built-in assignor's `assign` runs (nested calls and calls in
-several threads keep it off until the last one ends), and on the way out it runs the collection the
-paused allocations made due, if any: the oldest generation over its threshold, as the collector itself
-picks. That collection is paid inside the call, not left to whoever allocates next. A collector that was
-off before stays off, and one disabled by a threshold of 0 is not run.
+several threads keep it off until the last one ends). On the way out it is on again and the collection
+the paused allocations made due runs before the call returns: the collector starts it itself at the next
+allocation (reading the counts here is one), choosing the generation as it always does, and
+`collect_what_is_due` runs it if it has not started. That collection is paid inside the call, not left to
+whoever allocates next. A collector that was off before stays off, and one disabled by a threshold of 0
+is not run.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ def _leave() -> None:
 def collect_what_is_due() -> int | None:
     """Run the collection the allocation counts call for, if any; the generation collected (None: none
     was due). A generation is due when its count is over its threshold; the young one must be for any
-    collection to run, and then the oldest due one is collected (with the younger ones)."""
+    collection to run, and then the oldest due one is collected (with the younger ones), without the
+    collector's own extra condition for a full collection (so never later than it would run one)."""
     thresholds, counts = gc.get_threshold(), gc.get_count()
     if thresholds[0] <= 0 or counts[0] <= thresholds[0]:
         return None
