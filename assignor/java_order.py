@@ -726,8 +726,8 @@ class TwoLevelQueue(Generic[T]):
             sinking.append(given[done - 1])  # the last place's (given by `requeue_head_up`)
             sinking.append(given[done - 2])  # the place before it's (given by `requeue_second_up`)
         rank = -1
-        for element in sinking:
-            rank = by_post.find(1, rank + 1)  # the marks before it were cleared just before
+        for element in sinking:  # `_free` for each, written out (two per replica): the search goes on
+            rank = by_post.find(1, rank + 1)  # from the last place freed, whose marks before were cleared
             by_post[rank] = 0
             freed = by_post_rank[rank]
             by_pre[pre_rank[freed]] = 0
