@@ -801,6 +801,23 @@ def test_sticky_is_no_worse_than_kafka(kafka_oracle):
     _run_sticky(kafka_oracle, _seeds(DIFF_SEEDS, 0, "sticky"))
 
 
+# A previous active two clients claim, counted for the one running it when the active counts are chosen
+# (sticky.active_counts): that claimant had no room for it, so ours moved it or kept a wider spread where
+# Kafka's answer shows neither was needed (found 2026-11-26 on seeds outside the usual ranges).
+SHARED_CLAIM_SEEDS = [882, 1_000_300, 1_001_541, 7_300_086, 7_300_835, 7_302_145]
+
+
+def test_sticky_counts_a_shared_previous_active_for_the_claimant_with_room(kafka_oracle):
+    worse = []
+    for pair in _pairs(kafka_oracle, "sticky", SHARED_CLAIM_SEEDS):
+        assert pair.ours is not None and pair.ours["status"] == "OK", (pair.seed, pair.ours_error)
+        moves = (_active_moves(pair.scenario, pair.ours), _active_moves(pair.scenario, pair.kafka))
+        spreads = (_load_spread(pair.scenario, pair.ours), _load_spread(pair.scenario, pair.kafka))
+        if moves[0] > moves[1] or spreads[0] > spreads[1] + 1e-9:
+            worse.append(f"seed {pair.seed}: moves {moves} spread {spreads} (ours, Kafka)")
+    assert not worse, worse
+
+
 # --- rack optimizers on their own ---------------------------------------------------------------------
 
 

@@ -24,17 +24,27 @@ from fleet_assignor.assignor.sticky.state import StickyState
 
 def improve_active_counts(state: StickyState) -> bool:
     """Of the counts no worse than the current ones on both spread and moves, take the fewest moves, then
-    the narrowest spread, and re-pick the tasks for them. Returns whether the counts changed."""
-    counts = _better_counts(state)
-    return counts is not None and _repick_unless_it_moves_more(state, counts)
+    the narrowest spread, and re-pick the tasks for them. Returns whether the counts changed.
+
+    The bound counts a task that several clients claim for one of them. Counted for the one running it, a
+    claimant with little room can take the credit while another with room is given fewer tasks (and the
+    task moves); so the counts are searched again with each such task counted for the claimant it loads
+    least, and kept only where that moves fewer previous actives or narrows the spread."""
+    counts = _better_counts(state, _previous_actives_per_client(state))
+    changed = counts is not None and _repick_unless_it_moves_more(state, counts)
+    if any(len(owners) > 1 for owners in state.prev_owners):
+        counts = _better_counts(state, _claims_to_the_least_loaded(state))
+        changed = (counts is not None and _repick_if_better(state, counts)) or changed
+    return changed
 
 
-def _better_counts(state: StickyState) -> list[int] | None:
-    """Counts better than the current ones on spread or moves and worse on neither; None if none are."""
+def _better_counts(state: StickyState, own: Sequence[int]) -> list[int] | None:
+    """Counts better than the current ones on spread or moves and worse on neither by the bound with ``own``
+    previous actives per client; None if none are."""
     threads, count = state.threads, state.active_count
     if len(state.pids) < 2 or min(threads) <= 0:
         return None
-    search = _CountSearch(threads, _previous_actives_per_client(state), sum(count))
+    search = _CountSearch(threads, own, sum(count))
     kept_now = search.kept(count)
     spread_now = _spread(count, threads)
     lows_to_try = search.loads_between(search.average - spread_now, search.average)
@@ -61,6 +71,26 @@ def _previous_actives_per_client(state: StickyState) -> list[int]:
     return own
 
 
+def _claims_to_the_least_loaded(state: StickyState) -> list[int]:
+    """Previous actives per client, a task several clients claim counted for the claimant whose previous
+    actives per thread it raises least (ties to the first in ProcessId order), in TaskId order after the
+    tasks one client claims."""
+    own = [0] * len(state.pids)
+    shared = []
+    for j, owners in enumerate(state.prev_owners):
+        if state.active_owner[j] < 0 or not owners:
+            continue
+        if len(owners) == 1:
+            own[owners[0]] += 1
+        else:
+            shared.append(owners)
+    threads = state.threads
+    for owners in shared:
+        chosen = min(owners, key=lambda c: (Fraction(own[c] + 1, threads[c]), c))
+        own[chosen] += 1
+    return own
+
+
 def _spread(count: Sequence[int], threads: Sequence[int]) -> Fraction:
     loads = [Fraction(n, t) for n, t in zip(count, threads, strict=False)]
     return max(loads) - min(loads)
@@ -76,6 +106,18 @@ def _repick_unless_it_moves_more(state: StickyState, counts: list[int]) -> bool:
         repick_to_keep_previous_actives(state, before)
         return False
     return True
+
+
+def _repick_if_better(state: StickyState, counts: list[int]) -> bool:
+    """Re-pick for ``counts``; back to the counts before unless that moves fewer previous actives, or as
+    many with a narrower spread."""
+    before = list(state.active_count)
+    score_before = (state.active_moves(), _spread(before, state.threads))
+    repick_to_keep_previous_actives(state, counts)
+    if (state.active_moves(), _spread(state.active_count, state.threads)) < score_before:
+        return True
+    repick_to_keep_previous_actives(state, before)
+    return False
 
 
 class _CountSearch:
