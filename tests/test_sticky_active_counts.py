@@ -6,7 +6,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 from fleet_assignor.assignor import AssignmentConfigs
-from fleet_assignor.assignor.sticky.active_counts import _CountSearch, improve_active_counts
+from fleet_assignor.assignor.sticky.active_counts import (
+    _CountSearch,
+    _repick_if_better,
+    improve_active_counts,
+)
 from fleet_assignor.assignor.sticky.state import ACTIVE, StickyState
 from tests.fixtures import TASK_0_0, TASK_0_1, TASK_0_2, TASK_0_3, app_state, stateless_task, streams_state
 
@@ -69,3 +73,18 @@ def test_one_client_has_no_other_counts():
     for j in range(len(TASKS)):
         state.place(j, 0, ACTIVE)
     assert improve_active_counts(state) is False
+
+
+def test_a_trial_re_pick_that_is_no_better_leaves_the_very_placement_it_found():
+    """Counts (2, 2) with 0_0 and 0_2 on their owner: (1, 3) narrows the spread but moves two previous
+    actives instead of one, so it is undone, back to the same tasks (a re-pick for (2, 2) would keep 0_1
+    instead of 0_2 there); (3, 1) moves none, so it stays."""
+    state = _state(streams_state(1, previous_active=[TASK_0_0, TASK_0_1, TASK_0_2]), streams_state(2, 2))
+    for j, client in enumerate([0, 1, 0, 1]):
+        state.place(j, client, ACTIVE)
+    assert _repick_if_better(state, [1, 3]) is False
+    assert state.active_owner == [0, 1, 0, 1]
+    assert _repick_if_better(state, [2, 2]) is False  # as good, not better
+    assert state.active_owner == [0, 1, 0, 1]
+    assert _repick_if_better(state, [3, 1]) is True
+    assert state.active_owner == [0, 0, 0, 1]

@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-from fleet_assignor.assignor.sticky.repick import repick_to_keep_previous_actives
+from fleet_assignor.assignor.sticky.repick import apply_active_owners, repick_to_keep_previous_actives
 from fleet_assignor.assignor.sticky.state import StickyState
 
 
@@ -109,14 +109,14 @@ def _repick_unless_it_moves_more(state: StickyState, counts: list[int]) -> bool:
 
 
 def _repick_if_better(state: StickyState, counts: list[int]) -> bool:
-    """Re-pick for ``counts``; back to the counts before unless that moves fewer previous actives, or as
-    many with a narrower spread."""
-    before = list(state.active_count)
-    score_before = (state.active_moves(), _spread(before, state.threads))
+    """Re-pick for ``counts``; back to the very placement before unless that moves fewer previous actives,
+    or as many with a narrower spread."""
+    owners_before = list(state.active_owner)
+    score_before = (state.active_moves(), _spread(state.active_count, state.threads))
     repick_to_keep_previous_actives(state, counts)
     if (state.active_moves(), _spread(state.active_count, state.threads)) < score_before:
         return True
-    repick_to_keep_previous_actives(state, before)
+    apply_active_owners(state, state.placed_actives(), owners_before)
     return False
 
 

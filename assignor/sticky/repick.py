@@ -32,7 +32,7 @@ def repick_to_keep_previous_actives(state: StickyState, counts: Sequence[int] | 
             matching.augment(j)
     leftovers = matching.keep_unmatched_in_place(placed, state.active_owner)
     matching.fill_remaining_room(leftovers)
-    _apply_new_owners(state, placed, matching.new_owner)
+    apply_active_owners(state, placed, matching.new_owner)
 
 
 class _PreviousOwnerMatching:
@@ -116,7 +116,8 @@ class _PreviousOwnerMatching:
             self.room[c] -= 1
 
 
-def _apply_new_owners(state: StickyState, placed: Sequence[int], new_owner: Sequence[int]) -> None:
+def apply_active_owners(state: StickyState, placed: Sequence[int], new_owner: Sequence[int]) -> None:
+    """Move each of the ``placed`` tasks to ``new_owner[j]`` (the tasks placed stay the same)."""
     changed = [j for j in placed if new_owner[j] != state.active_owner[j]]
     for j in changed:
         state.unrecord_active(j, state.active_owner[j])
