@@ -49,9 +49,12 @@ COLD_METHOD = (
 
 
 def shuffle_partitions(size: int) -> int:
-    """A multiple of the cores (an odd count leaves one core idle in the grouped map's last wave)."""
+    """A multiple of the cores (an odd count leaves one core idle in the grouped map's last wave): one per
+    core per 6,250 applications, at least one per core. Fewer partitions mean fewer tasks in each of the
+    run's ~80 stages: 10,000 applications on 2 cores took ~1.5 s less with 2 than with 8 (2026-11-27,
+    docs/performance.md)."""
     cores = os.cpu_count() or 2
-    return min(64, 4 * cores * max(1, size // 25_000))
+    return min(64, cores * max(1, size // 6_250))
 
 
 def measure(spark, inputs: Path, size: int, kind: GroupedMapKind, assignor: str | None) -> dict:
