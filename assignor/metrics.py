@@ -108,6 +108,8 @@ def count_active_moves(scenario: Scenario, result: Mapping[ProcessId, ClientTask
 def _active_moves(scenario: Scenario, rows: ClientRows) -> int:
     clients = scenario.application_state.clients
     previously_active: set[TaskId] = set().union(*(c.previous_active_tasks for c in clients.values()))
+    if not previously_active:  # a first assignment: nothing can move
+        return 0
     active_now: set[TaskId] = set()
     newly_active: set[TaskId] = set()  # active on some client that did not run it before
     for client, tasks in rows:

@@ -285,8 +285,8 @@ class _Process:
         self._member_order: list[str] | None = None
         self.tasks: set[Task] = set()
         # A member's set made with its first task (most members of a big process get none or few).
-        self.active_by_member: defaultdict[str, set[Task]] = defaultdict(set)
-        self.standby_by_member: defaultdict[str, set[Task]] = defaultdict(set)
+        self.active_by_member: dict[str, set[Task]] = {}
+        self.standby_by_member: dict[str, set[Task]] = {}
         # Members by task count, built on first use and kept until a task is added by member id.
         self._members_by_load: _MemberLevel | TwoLevelQueue[str] | JavaPriorityQueue[str] | None = None
         # The member of a one-member process: it takes every task, no queue needed.
@@ -299,7 +299,12 @@ class _Process:
         self._members_by_load = None
         self.task_count += 1
         self.tasks.add(task)
-        (self.active_by_member if active else self.standby_by_member)[member_id].add(task)
+        by_member = self.active_by_member if active else self.standby_by_member
+        member_tasks = by_member.get(member_id)
+        if member_tasks is None:  # `_add_member_task` written out
+            by_member[member_id] = {task}
+        else:
+            member_tasks.add(task)
         count = self.member_counts[member_id] + 1
         self.member_counts[member_id] = count
         self.load = self.task_count / self.capacity  # a process with a task has a member
@@ -347,6 +352,16 @@ class _Process:
         queue: JavaPriorityQueue[str] = JavaPriorityQueue(key=self.member_counts.__getitem__)
         queue.offer_all_keyed(counts, order)
         return queue
+
+
+def _add_member_task(by_member: dict[str, set[Task]], member_id: str, task: Task) -> None:
+    """The task into the member's set, made with its first task (most members of a big process get none
+    or one: a `defaultdict` per process and role cost more to make than it saved)."""
+    member_tasks = by_member.get(member_id)
+    if member_tasks is None:
+        by_member[member_id] = {task}
+    else:
+        member_tasks.add(task)
 
 
 class _MemberLevel:
@@ -649,7 +664,7 @@ def _back_to_owners(state: _Assignment, tasks: list[Task]) -> list[Task]:
         process._members_by_load = None
         process.task_count += 1
         process.tasks.add(task)
-        process.active_by_member[owner].add(task)
+        _add_member_task(process.active_by_member, owner, task)
         counts[owner] = count
         process.load = process.task_count / process.capacity
         if count == quotas.active_per_member or count == quotas.all_per_member:
@@ -884,7 +899,7 @@ def _sticky_replicas(state: _Assignment, task: Task, owner: str | None, candidat
         chosen_process._members_by_load = None
         chosen_process.task_count += 1
         chosen_process.tasks.add(task)
-        chosen_process.standby_by_member[chosen].add(task)
+        _add_member_task(chosen_process.standby_by_member, chosen, task)
         count = chosen_process.member_counts[chosen] + 1
         chosen_process.member_counts[chosen] = count
         chosen_process.load = chosen_process.task_count / chosen_process.capacity
@@ -1255,7 +1270,8 @@ def _client_assignments(
 ) -> list[MemberSplitAssignment]:
     """Each client's tasks and their split over its consumers, read from its process (none: a client
     without consumers has no member on the broker). One loop over the clients: thousands of them."""
-    ids = broker.ids.__getitem__
+    id_of = broker.ids
+    ids = id_of.__getitem__
     assignments = []
     for state, (process_id, consumers) in zip(
         application_state.clients.values(), broker.clients, strict=True
@@ -1268,14 +1284,28 @@ def _client_assignments(
             consumer = consumers[0]
             active_set = process.active_by_member.get(consumer)
             standby_set = process.standby_by_member.get(consumer)
-            if active_set is None and standby_set is None:
+            if not active_set and not standby_set:
                 split = {consumer: _NO_CONSUMER_TASKS}
             else:
-                active = sorted(active_set or _NONE)
-                standby = sorted(standby_set or _NONE)
-                share = consumer_tasks(tuple(map(ids, active)), tuple(map(ids, standby)))
-                split = {consumer: share}
-                by_role = (frozenset(share.active), frozenset(share.standby), _NO_IDS)
+                # A task or none per role is what most clients of a big group hold: no sort, no map.
+                active_ids: tuple[TaskId, ...]
+                standby_ids: tuple[TaskId, ...]
+                if not active_set:
+                    active_ids = ()
+                elif len(active_set) == 1:
+                    (number,) = active_set
+                    active_ids = (id_of[number],)
+                else:
+                    active_ids = tuple(map(ids, sorted(active_set)))
+                if not standby_set:
+                    standby_ids = ()
+                elif len(standby_set) == 1:
+                    (number,) = standby_set
+                    standby_ids = (id_of[number],)
+                else:
+                    standby_ids = tuple(map(ids, sorted(standby_set)))
+                split = {consumer: consumer_tasks(active_ids, standby_ids)}
+                by_role = (frozenset(active_ids), frozenset(standby_ids), _NO_IDS)
         else:
             split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
             active_by, standby_by = process.active_by_member, process.standby_by_member
