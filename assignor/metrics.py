@@ -110,6 +110,13 @@ def _active_moves(scenario: Scenario, rows: ClientRows) -> int:
     previously_active: set[TaskId] = set().union(*(c.previous_active_tasks for c in clients.values()))
     if not previously_active:  # a first assignment: nothing can move
         return 0
+    actives = [tasks.active for _, tasks in rows]
+    if len(set().union(*actives)) == sum(map(len, actives)):
+        # Each task active once (any valid result): a previous active stays where its client runs it.
+        kept = sum(
+            len(tasks.active & client.previous_active_tasks) for client, tasks in rows if client is not None
+        )
+        return len(previously_active) - kept
     active_now: set[TaskId] = set()
     newly_active: set[TaskId] = set()  # active on some client that did not run it before
     for client, tasks in rows:

@@ -129,6 +129,17 @@ def test_a_task_previously_active_on_two_clients_stays_if_one_of_them_keeps_it()
     assert moved.active_moves == 1
 
 
+def test_a_task_active_on_its_previous_owner_and_on_another_client_too_is_a_move():
+    scenario = load_scenario(scenario_dict())
+    result = {
+        ProcessId.parse(A): tasks(active=["0_0"]),
+        ProcessId.parse(B): tasks(active=["0_0", "0_1", "1_0"]),  # an invalid result: 0_0 twice
+    }
+    assert compute_metrics(scenario, result).active_moves == 1  # 0_0 also runs where it did not
+    del result[ProcessId.parse(B)]
+    assert compute_metrics(scenario, result).active_moves == 2  # 0_1 and 1_0 run nowhere
+
+
 def test_a_standby_on_a_client_that_ran_the_task_is_not_a_move():
     scenario = load_scenario(scenario_dict())
     metrics = compute_metrics(scenario, {ProcessId.parse(B): tasks(standby=["0_1"])})
