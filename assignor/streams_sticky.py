@@ -364,6 +364,13 @@ def _add_member_task(by_member: dict[str, set[Task]], member_id: str, task: Task
         member_tasks.add(task)
 
 
+def _add_standby_unless_sole(process: _Process, member_id: str, task: Task) -> None:
+    """`_add_member_task` for a standby, but for a one-member process: `_settle_sole_standbys` makes its
+    member's set from the process's tasks."""
+    if process.sole_member is None:
+        _add_member_task(process.standby_by_member, member_id, task)
+
+
 class _MemberLevel:
     """The members' queue while every member's count is its level's count or one more (`RequeueLevel`):
     the next member is read, not sifted. Valid only while members get tasks through it alone, as the
@@ -664,7 +671,8 @@ def _back_to_owners(state: _Assignment, tasks: list[Task]) -> list[Task]:
         process._members_by_load = None
         process.task_count += 1
         process.tasks.add(task)
-        _add_member_task(process.active_by_member, owner, task)
+        if process.sole_member is None:  # else `_settle_sole_actives` makes the member's set
+            _add_member_task(process.active_by_member, owner, task)
         counts[owner] = count
         process.load = process.task_count / process.capacity
         if count == quotas.active_per_member or count == quotas.all_per_member:
@@ -760,7 +768,7 @@ def _least_loaded_actives(state: _Assignment, queue: JavaPriorityQueue[_Process]
 
 def _settle_sole_actives(processes: Mapping[str, _Process]) -> None:
     """After the actives: a one-member process's member holds all of its tasks, and they are all actives
-    (the least-loaded loop counts only the process's tasks)."""
+    (the passes count and fill only the process's tasks for such a member)."""
     for process in processes.values():
         member = process.sole_member
         if member is not None and process.tasks:
@@ -899,7 +907,7 @@ def _sticky_replicas(state: _Assignment, task: Task, owner: str | None, candidat
         chosen_process._members_by_load = None
         chosen_process.task_count += 1
         chosen_process.tasks.add(task)
-        _add_member_task(chosen_process.standby_by_member, chosen, task)
+        _add_standby_unless_sole(chosen_process, chosen, task)
         count = chosen_process.member_counts[chosen] + 1
         chosen_process.member_counts[chosen] = count
         chosen_process.load = chosen_process.task_count / chosen_process.capacity
