@@ -10,6 +10,11 @@ our whole one-application plan (`planner.plan`: assign, validation, distribution
 result; assignors only), Kafka's first call and warm median (in the oracle JVM, tests/kafka_oracle.py), and
 the ratios ours / Kafka (assign alone, and whole plan, against Kafka's assign).
 
+Warm means steady state on both sides: after the first call, untimed calls run (up to `--warmup`, stopped
+once they took `--warmup-s`) before the timed ones. Kafka's JIT needs them: a JVM's first few calls run
+interpreted or half-compiled code, and without them its "warm" median of 5 calls read 1.5-4x its steady
+state on the `streams_sticky` shapes (2026-11-27). Ours gets the same untimed calls.
+
 Writes `benchmarks/results/kafka_ratios.json` and regenerates the table between the `kafka-ratios` markers
 in docs/performance.md. Kafka's rack solver (cycle cancelling) takes minutes at 1,000 x 50 (2,320 s
 measured here on a loaded machine) and far longer at 10,000 x 200, so by default it runs on the 200 x 20
@@ -160,11 +165,38 @@ def rack_scenario(tasks: int, clients: int, strategy: str, replicas: int) -> dic
 _LAST_CPU: dict[str, float | None] = {}
 
 
-def _time_ours(call: Callable[[], Any], repeat: int) -> tuple[float, float | None]:
+@dataclass(frozen=True)
+class Warmup:
+    """Untimed calls between the first call and the timed ones: up to `calls`, stopped once they have taken
+    `seconds` (both sides alike; none when nothing is timed warm)."""
+
+    calls: int = 0
+    seconds: float = 0.0
+
+
+NO_WARMUP = Warmup()
+
+# How many untimed calls our side ran before its last `_time_ours` timings.
+_LAST_WARMUP: dict[str, int] = {}
+
+
+def _warm_up(call: Callable[[], Any], warmup: Warmup) -> int:
+    started = time.perf_counter()
+    calls = 0
+    while calls < warmup.calls and time.perf_counter() - started < warmup.seconds:
+        call()
+        calls += 1
+    return calls
+
+
+def _time_ours(
+    call: Callable[[], Any], repeat: int, warmup: Warmup = NO_WARMUP
+) -> tuple[float, float | None]:
     started, started_cpu = time.perf_counter(), time.process_time()
     call()
     first = (time.perf_counter() - started) * 1000.0
     _LAST_CPU["first"] = (time.process_time() - started_cpu) * 1000.0
+    _LAST_WARMUP["calls"] = _warm_up(call, warmup) if repeat else 0
     warm, warm_cpu = [], []
     for _ in range(repeat):
         started, started_cpu = time.perf_counter(), time.process_time()
@@ -175,23 +207,29 @@ def _time_ours(call: Callable[[], Any], repeat: int) -> tuple[float, float | Non
     return first, (statistics.median(warm) if warm else None)
 
 
-def ours_assignor(scenario: dict[str, Any], name: str, repeat: int) -> tuple[float, float | None]:
+def ours_assignor(
+    scenario: dict[str, Any], name: str, repeat: int, warmup: Warmup = NO_WARMUP
+) -> tuple[float, float | None]:
     from fleet_assignor.assignor.registry import load_assignor
     from fleet_assignor.assignor.scenario import load_scenario
 
     state = load_scenario(scenario, now_ms=0).application_state
-    return _time_ours(lambda: load_assignor(name).assign(state), repeat)
+    return _time_ours(lambda: load_assignor(name).assign(state), repeat, warmup)
 
 
-def ours_whole_plan(scenario: dict[str, Any], name: str, repeat: int) -> tuple[float, float | None]:
+def ours_whole_plan(
+    scenario: dict[str, Any], name: str, repeat: int, warmup: Warmup = NO_WARMUP
+) -> tuple[float, float | None]:
     from fleet_assignor.assignor.planner import plan
     from fleet_assignor.assignor.scenario import load_scenario
 
     loaded = load_scenario(scenario, now_ms=0)
-    return _time_ours(lambda: plan(loaded, assignor=name), repeat)
+    return _time_ours(lambda: plan(loaded, assignor=name), repeat, warmup)
 
 
-def ours_optimizer(scenario: dict[str, Any], active: bool, repeat: int) -> tuple[float, float | None]:
+def ours_optimizer(
+    scenario: dict[str, Any], active: bool, repeat: int, warmup: Warmup = NO_WARMUP
+) -> tuple[float, float | None]:
     from fleet_assignor.assignor.rack import (
         optimize_rack_aware_active_tasks,
         optimize_rack_aware_standby_tasks,
@@ -205,7 +243,7 @@ def ours_optimizer(scenario: dict[str, Any], active: bool, repeat: int) -> tuple
     def call() -> None:
         optimize(RackAwareOptimizationParams.of(state), identity_assignment(state))
 
-    return _time_ours(call, repeat)
+    return _time_ours(call, repeat, warmup)
 
 
 def ours_plan(scenario: dict[str, Any], name: str) -> dict[str, Any]:
@@ -221,16 +259,20 @@ def _ratio(ours: float | None, kafka: float | None) -> float | None:
     return round(ours / kafka, 4) if ours is not None and kafka else None
 
 
-def kafka_answer(scenario: dict, mode: str, repeat: int, timeout_s: float) -> dict[str, Any] | None:
+def kafka_answer(
+    scenario: dict, mode: str, repeat: int, timeout_s: float, warmup: Warmup = NO_WARMUP
+) -> dict[str, Any] | None:
     """Kafka's answer from a fresh oracle JVM, or None when it runs past the timeout (the JVM is stopped):
     some of Kafka's code paths take minutes on these shapes."""
     oracle = KafkaOracle(jvm_options=("-Xss16m", "-Xmx4g"))
     answers: list[dict[str, Any]] = []
+    calls = warmup.calls if repeat else 0
 
     def ask() -> None:
         # the JVM may be stopped by the timeout below
         with contextlib.suppress(Exception):
-            answers.extend(oracle.run([scenario], mode, repeat=repeat))
+            budget_ms = round(warmup.seconds * 1000)
+            answers.extend(oracle.run([scenario], mode, repeat=repeat, warmup=calls, warmup_ms=budget_ms))
 
     worker = threading.Thread(target=ask)
     worker.daemon = True
@@ -252,26 +294,32 @@ def measure(
     repeat: int,
     kafka: bool = True,
     timeout_s: float = 300.0,
+    warmup: Warmup = NO_WARMUP,
 ) -> Measurement:
     m = Measurement(shape, kind, len(scenario["tasks"]), len(scenario["clients"]))
     try:
         if mode.startswith("optimize_rack"):
-            m.ours_first_ms, m.ours_median_ms = ours_optimizer(scenario, mode.endswith("active"), repeat)
+            active = mode.endswith("active")
+            m.ours_first_ms, m.ours_median_ms = ours_optimizer(scenario, active, repeat, warmup)
+            m.extra["warmup_calls"] = {"ours": _LAST_WARMUP.get("calls")}
         else:
-            m.ours_first_ms, m.ours_median_ms = ours_assignor(scenario, mode, repeat)
+            m.ours_first_ms, m.ours_median_ms = ours_assignor(scenario, mode, repeat, warmup)
+            m.extra["warmup_calls"] = {"ours": _LAST_WARMUP.get("calls")}
             assign_cpu = dict(_LAST_CPU)
-            _, m.ours_plan_median_ms = ours_whole_plan(scenario, mode, repeat)
+            _, m.ours_plan_median_ms = ours_whole_plan(scenario, mode, repeat, warmup)
+            m.extra["warmup_calls"]["ours_plan"] = _LAST_WARMUP.get("calls")
             m.extra["plan_cpu_warm_median_ms"] = _LAST_CPU.get("warm_median")
             _LAST_CPU.update(assign_cpu)  # the CPU columns compare the assign step with Kafka's
     except Exception as error:  # reported in the JSON, never hidden
         m.note = f"ours failed: {type(error).__name__}: {error}"
     if kafka:
-        answer = kafka_answer(scenario, mode, repeat, timeout_s)
+        answer = kafka_answer(scenario, mode, repeat, timeout_s, warmup)
         if answer is None:
             m.note = (m.note or "") + f"Kafka took over {timeout_s:.0f} s (stopped). "
         elif answer["status"] == "OK":
             m.kafka_first_ms = answer["timing"]["first_ms"]
             m.kafka_warm_median_ms = answer["timing"]["warm_median_ms"]
+            m.extra.setdefault("warmup_calls", {})["kafka"] = answer["timing"].get("warmup_calls")
             if "first_cpu_ms" in answer["timing"]:
                 _record_cpu(m, answer["timing"])
             if "rack_cost" in answer:
@@ -308,6 +356,7 @@ def _kafka_rack_skipped_note(tasks: int) -> str:
 
 def run(args: argparse.Namespace) -> list[Measurement]:
     results: list[Measurement] = []
+    warmup = Warmup(args.warmup, args.warmup_s)
     scale_shapes = [
         ("6000 tasks x 2 clients", lambda: scale_scenario(6000, 2)),
         ("1000 tasks x 1000 clients", lambda: scale_scenario(1000, 1000)),
@@ -326,9 +375,16 @@ def run(args: argparse.Namespace) -> list[Measurement]:
     for name, build in scale_shapes:
         scenario = build()
         for assignor in assignors:
+            shape = f"{name}, first"
             results.append(
                 measure(
-                    f"{name}, first", assignor, scenario, assignor, args.repeat, timeout_s=args.kafka_timeout
+                    shape,
+                    assignor,
+                    scenario,
+                    assignor,
+                    args.repeat,
+                    timeout_s=args.kafka_timeout,
+                    warmup=warmup,
                 )
             )
             try:
@@ -338,9 +394,16 @@ def run(args: argparse.Namespace) -> list[Measurement]:
                                      len(scenario["clients"]), note=f"ours failed: {error}")  # fmt: skip
                 results.append(failed)
                 continue
+            shape = f"{name}, second"
             results.append(
                 measure(
-                    f"{name}, second", assignor, second, assignor, args.repeat, timeout_s=args.kafka_timeout
+                    shape,
+                    assignor,
+                    second,
+                    assignor,
+                    args.repeat,
+                    timeout_s=args.kafka_timeout,
+                    warmup=warmup,
                 )
             )
     for tasks, clients in rack_sizes:
@@ -356,7 +419,7 @@ def run(args: argparse.Namespace) -> list[Measurement]:
                 shape = f"rack {tasks} x {clients}, {strategy}, replicas on {replicas} of 3 racks"
                 m = measure(shape, "optimize_rack_active", scenario, "optimize_rack_active",
                             0 if big else args.repeat, kafka=with_kafka,
-                            timeout_s=3600 if big else args.kafka_timeout)  # fmt: skip
+                            timeout_s=3600 if big else args.kafka_timeout, warmup=warmup)  # fmt: skip
                 if not with_kafka:
                     m.note = (m.note or "") + _kafka_rack_skipped_note(tasks)
                 results.append(m)
@@ -399,6 +462,8 @@ def write_results(
         "kafka_version": kafka_version,
         "kafka_coordinator_version": coordinator_version,
         "ratio": "ours / Kafka (below 1.0 = ours faster); warm = medians of warm calls, first = first calls",
+        "warm": "after the first call, untimed calls on each side (per row: extra.warmup_calls; up to "
+        "--warmup, stopped once they took --warmup-s), then the timed ones",
         "shapes": shapes,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
@@ -420,7 +485,8 @@ def readme_table(document: dict[str, Any]) -> str:
         "",
         "Assign: the assignor alone, as Kafka's column. Whole plan: what the CLI and the job run for one "
         "application (assign, validation, distribution over threads, metrics, the result), against Kafka's "
-        "assign alone.",
+        "assign alone. Warm: the median of the timed calls after each side's untimed warm-up calls (rows "
+        "without `warmup_calls` in the JSON were measured without them).",
         "",
         "| shape | assignor | ours first | ours assign median | ours whole plan median | Kafka first "
         "| Kafka warm median | ratio assign warm | ratio whole plan warm | ratio first |",
@@ -471,6 +537,12 @@ def update_readme(document: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=int(os.environ.get("BENCH_KAFKA_REPEAT", "5")))
+    # Steady state, not the JIT's start (module docstring): calls at ~3 ms reach it within a few hundred
+    # calls; a call of seconds is stopped by the time limit after a few.
+    parser.add_argument("--warmup", type=int, default=int(os.environ.get("BENCH_KAFKA_WARMUP", "300")),
+                        help="untimed calls per side before the timed ones (at most)")  # fmt: skip
+    parser.add_argument("--warmup-s", type=float, default=float(os.environ.get("BENCH_KAFKA_WARMUP_S", "10")),
+                        help="stop the untimed calls once they took this long")  # fmt: skip
     parser.add_argument("--kafka-rack-max-tasks", type=int,
                         default=int(os.environ.get("BENCH_KAFKA_RACK_MAX_TASKS", "200")))  # fmt: skip
     parser.add_argument("--kafka-rack-all", action="store_true", help="Kafka on every rack variant up to max")

@@ -1,8 +1,9 @@
 """Client of the Kafka differential oracle (``oracle/``): Kafka's own assignors run on our scenarios.
 
 One JVM serves a whole pytest session (the session-scoped ``kafka_oracle`` fixture in ``conftest.py``):
-scenarios go in as JSON lines (the scenario dict plus ``mode``, optional ``repeat`` and ``now_ms``) and
-results come back one line each, in our result shape (scenario.md) plus ``timing`` and ``status``.
+scenarios go in as JSON lines (the scenario dict plus ``mode``, optional ``repeat``, ``warmup`` and
+``now_ms``) and results come back one line each, in our result shape (scenario.md) plus ``timing`` and
+``status``.
 The oracle is built by ``make setup`` (``cd oracle && mvn -q -B package``); nothing is downloaded here.
 """
 
@@ -60,15 +61,26 @@ def classpath() -> str:
 
 
 def request_line(
-    scenario: Mapping[str, Any], mode: str, *, repeat: int = 0, now_ms: int | None = None
+    scenario: Mapping[str, Any],
+    mode: str,
+    *,
+    repeat: int = 0,
+    now_ms: int | None = None,
+    warmup: int = 0,
+    warmup_ms: int = 0,
 ) -> str:
-    """One request: the scenario dict with the oracle's own keys added (the scenario is not modified)."""
+    """One request: the scenario dict with the oracle's own keys added (the scenario is not modified).
+    ``warmup``: untimed calls between the first and the ``repeat`` timed ones, stopped once they have taken
+    ``warmup_ms`` (0: no limit)."""
     if mode not in MODES:
         raise ValueError(f"unknown oracle mode {mode!r}; one of {', '.join(MODES)}")
     request = dict(scenario)
     request["mode"] = mode
     if repeat:
         request["repeat"] = repeat
+    if warmup:
+        request["warmup"] = warmup
+        request["warmup_ms"] = warmup_ms
     if now_ms is not None:
         request["now_ms"] = now_ms
     return json.dumps(request, separators=(",", ":"))
@@ -99,9 +111,14 @@ class KafkaOracle:
         *,
         repeat: int = 0,
         now_ms: int | None = None,
+        warmup: int = 0,
+        warmup_ms: int = 0,
     ) -> list[dict[str, Any]]:
-        """Kafka's answer for each scenario, in input order."""
-        lines = [request_line(s, mode, repeat=repeat, now_ms=now_ms) for s in scenarios]
+        """Kafka's answer for each scenario, in input order (`request_line` for the keywords)."""
+        lines = [
+            request_line(s, mode, repeat=repeat, now_ms=now_ms, warmup=warmup, warmup_ms=warmup_ms)
+            for s in scenarios
+        ]
         return self.run_lines(lines)
 
     def run_lines(self, lines: Sequence[str]) -> list[dict[str, Any]]:

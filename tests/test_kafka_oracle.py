@@ -147,6 +147,17 @@ def test_repeat_reports_warm_median_and_same_answer(kafka_oracle, scenarios_dir)
     assert per_client(warm) == per_client(cold)
 
 
+def test_warmup_runs_untimed_calls_up_to_its_count_within_its_budget(kafka_oracle, scenarios_dir):
+    scenario = json.loads((scenarios_dir / "example-003.json").read_text())
+    (counted,) = kafka_oracle.run([scenario], "streams_sticky", repeat=2, warmup=7)
+    (stopped,) = kafka_oracle.run([scenario], "streams_sticky", repeat=2, warmup=1_000_000, warmup_ms=50)
+    (none,) = kafka_oracle.run([scenario], "streams_sticky", repeat=2)
+    assert counted["timing"]["warmup_calls"] == 7
+    assert 0 < stopped["timing"]["warmup_calls"] < 1_000_000  # the 50 ms budget ended it
+    assert none["timing"]["warmup_calls"] == 0
+    assert per_client(counted) == per_client(none)
+
+
 def test_bad_request_reports_an_exception_and_keeps_serving(kafka_oracle, scenarios_dir):
     broken = {"clients": [{"process_id": "not-a-uuid", "threads": 1}], "tasks": [], "mode": "sticky"}
     scenario = json.loads((scenarios_dir / "example-008.json").read_text())

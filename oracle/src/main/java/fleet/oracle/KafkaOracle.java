@@ -44,9 +44,10 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Differential oracle: reads one scenario JSON per stdin line (plus "mode", optional "repeat" and "now_ms"),
- * runs Kafka's own assignor for that mode, and prints one result JSON per line in our result shape, with
- * in-JVM timings of the assignor call (the first call and the median of "repeat" warm calls).
+ * Differential oracle: reads one scenario JSON per stdin line (plus "mode", optional "repeat", "warmup",
+ * "warmup_ms" and "now_ms"), runs Kafka's own assignor for that mode, and prints one result JSON per line in
+ * our result shape, with in-JVM timings of the assignor call (the first call, then after up to "warmup"
+ * untimed calls within "warmup_ms", the median of "repeat" warm calls).
  */
 public final class KafkaOracle {
 
@@ -101,6 +102,18 @@ public final class KafkaOracle {
                 result.put("kafka_version", coordinatorVersion());
             }
             final Outcome first = run(mode, scenario, nowMs);
+            // Untimed calls until the JIT has compiled the assignor's paths: up to "warmup" calls, stopped
+            // once they have taken "warmup_ms" (a few timed calls after a fresh start still run
+            // interpreted or half-compiled code, several times slower than the steady state).
+            final int warmupMax = Math.max(0, request.path("warmup").asInt(0));
+            final long warmupBudgetNs = Math.max(0L, request.path("warmup_ms").asLong(0L)) * 1_000_000L;
+            final long warmupStart = System.nanoTime();
+            int warmupCalls = 0;
+            while (warmupCalls < warmupMax
+                    && (warmupBudgetNs == 0L || System.nanoTime() - warmupStart < warmupBudgetNs)) {
+                run(mode, scenario, nowMs);
+                warmupCalls++;
+            }
             final double[] warm = new double[repeat];
             final double[] warmCpu = new double[repeat];
             for (int i = 0; i < repeat; i++) {
@@ -124,6 +137,7 @@ public final class KafkaOracle {
                 }
             }
             timing.put("repeat", repeat);
+            timing.put("warmup_calls", warmupCalls);
             result.put("status", "OK");
             result.putNull("exception");
         } catch (final Exception | StackOverflowError e) {
