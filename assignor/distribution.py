@@ -80,9 +80,9 @@ def _spread_over_consumers(
     held: dict[str, int],
 ) -> dict[str, list[TaskId]]:
     """`assign_tasks_to_threads` on consumers already sorted, with each one's previous tasks by lag
-    (stateless calls pass none). ``held``: the tasks each consumer has so far (absent: none), keyed by
-    these consumers only, and updated. Returns the consumers given tasks; a client with a thousand threads
-    and a few tasks touches few of them."""
+    (stateless calls pass none), keyed in the consumers' order. ``held``: the tasks each consumer has so far
+    (absent: none), keyed by these consumers only, and updated. Returns the consumers given tasks; a client
+    with a thousand threads and a few tasks touches few of them."""
     if not consumers:
         raise ValueError("a client needs at least one consumer to receive tasks")
     unassigned = sorted(set(tasks), key=task_order)
@@ -93,14 +93,8 @@ def _spread_over_consumers(
     ordered = deque(unassigned)  # smallest first; tasks taken by stickiness are skipped when met
     remaining = set(unassigned)
 
-    to_fill: deque[str] = deque()
     skipped: dict[TaskId, str] = {}  # a task some consumer owned but had no room for; a later one overwrites
-    for consumer in consumers:
-        owned = previous.get(consumer)
-        if owned:
-            _take_previous_tasks(consumer, minimum, owned, remaining, assigned, held, skipped)
-        if held.get(consumer, 0) < minimum:
-            to_fill.append(consumer)
+    to_fill = _take_previous(consumers, minimum, previous, remaining, assigned, held, skipped)
 
     # Fill every consumer up to the minimum with the smallest tasks left.
     while to_fill:
@@ -112,6 +106,34 @@ def _spread_over_consumers(
     if remaining:
         _place_leftovers(consumers, minimum, remaining, assigned, held, skipped)
     return assigned
+
+
+def _take_previous(
+    consumers: Sequence[str],
+    minimum: int,
+    previous: Mapping[str, Sequence[TaskId]],
+    remaining: set[TaskId],
+    assigned: dict[str, list[TaskId]],
+    held: dict[str, int],
+    skipped: dict[TaskId, str],
+) -> deque[str]:
+    """Each consumer in turn takes back its previous tasks (`_take_previous_tasks`); returns the consumers
+    then still below ``minimum``, in order."""
+    to_fill: deque[str] = deque()
+    if previous and not minimum:  # no consumer is filled up to a minimum: only the owners matter
+        for consumer, owned in previous.items():
+            _take_previous_tasks(consumer, minimum, owned, remaining, assigned, held, skipped)
+    elif previous:
+        for consumer in consumers:
+            held_before = previous.get(consumer)
+            if held_before:
+                _take_previous_tasks(consumer, minimum, held_before, remaining, assigned, held, skipped)
+            if held.get(consumer, 0) < minimum:
+                to_fill.append(consumer)
+    elif minimum:  # with fewer tasks than consumers (a client with many threads) no consumer is filled
+        count = held.get
+        to_fill.extend(c for c in consumers if count(c, 0) < minimum)
+    return to_fill
 
 
 def _give(consumer: str, task: TaskId, assigned: dict[str, list[TaskId]], held: dict[str, int]) -> None:
@@ -163,9 +185,8 @@ def _place_leftovers(
 ) -> None:
     """The tasks beyond ``minimum`` per consumer go one each to consumers still at exactly the minimum:
     first to a consumer that owned the task before, then in TaskId order to the queue in order."""
-    count = held.get
     # An ordered set: membership and removal are O(1) for a client with thousands of consumers.
-    queue = dict.fromkeys([c for c in consumers if count(c, 0) == minimum])
+    queue = _at_minimum(consumers, minimum, held)
     for task in sorted(skipped, key=task_order):
         consumer = skipped[task]
         if consumer in queue and task in remaining:
@@ -178,6 +199,19 @@ def _place_leftovers(
     for task, consumer in zip(leftovers, queue, strict=False):
         _give(consumer, task, assigned, held)
         remaining.discard(task)
+
+
+def _at_minimum(consumers: Sequence[str], minimum: int, held: Mapping[str, int]) -> dict[str, None]:
+    """The consumers holding ``minimum`` tasks, in order. At 0, those ``held`` does not count: with more
+    consumers than tasks (a thousand threads) that is most of them, found without a step per consumer."""
+    if minimum:
+        count = held.get
+        return dict.fromkeys([c for c in consumers if count(c, 0) == minimum])
+    queue = dict.fromkeys(consumers)
+    for consumer, tasks in held.items():
+        if tasks:
+            queue.pop(consumer, None)
+    return queue
 
 
 def distribute_client_tasks(
@@ -201,20 +235,21 @@ def distribute_client_tasks(
     standbys = _spread_over_consumers(standby, consumers, previous, held)
     stateless_active = _spread_over_consumers([t for t in active if t not in lags], consumers, {}, held)
     nothing: list[TaskId] = []
-    return {
-        c: _consumer_tasks(
+    # Most consumers of a client with many threads get nothing: they keep the one shared empty value.
+    shares = dict.fromkeys(consumers, _NO_TASKS)
+    for c in stateful_active.keys() | standbys.keys() | stateless_active.keys():
+        shares[c] = _consumer_tasks(
             stateful_active.get(c, nothing) + stateless_active.get(c, nothing), standbys.get(c, nothing)
         )
-        for c in consumers
-    }
+    return shares
 
 
 def _client_previous_by_lag(
     client: KafkaStreamsState, consumers: Sequence[str]
 ) -> dict[str, Sequence[TaskId]]:
-    if client.task_lags is None:
-        return {}
     history = client.consumer_previous_stateful_tasks
+    if client.task_lags is None or not history:
+        return {}
     return _previous_by_consumer([c for c in consumers if history.get(c)], client.prev_tasks_by_lag)
 
 
@@ -225,4 +260,9 @@ def _consumer_tasks(active: list[TaskId], standby: list[TaskId]) -> ConsumerTask
     # Most consumers of a client with many threads get nothing: they share one empty value.
     if not active and not standby:
         return _NO_TASKS
-    return consumer_tasks(tuple(sorted(active, key=task_order)), tuple(sorted(standby, key=task_order)))
+    return consumer_tasks(_in_task_order(active), _in_task_order(standby))
+
+
+def _in_task_order(tasks: list[TaskId]) -> tuple[TaskId, ...]:
+    # A consumer of a client with many threads gets one task or none per role: nothing to sort.
+    return tuple(tasks) if len(tasks) < 2 else tuple(sorted(tasks, key=task_order))

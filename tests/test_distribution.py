@@ -55,6 +55,17 @@ def test_a_leftover_goes_back_to_the_queued_consumer_that_owned_it():
     assert got == {"a": ts("0_0"), "b": ts("0_1", "0_2")}
 
 
+def test_with_more_consumers_than_tasks_owners_take_theirs_back_and_the_rest_go_to_the_first_idle_ones():
+    # min = 0: nobody is filled; d gets back 0_1 (its state), 0_0 and 0_2 go to the first consumers that
+    # hold nothing yet, in consumer order (b already holds a task from an earlier call).
+    load = {"b": 1}
+    got = assign_tasks_to_threads(
+        ts("0_2", "0_0", "0_1"), True, ["e", "d", "c", "b", "a"], history({"d": ts("0_1")}), load
+    )
+    assert got == {"a": ts("0_0"), "b": [], "c": ts("0_2"), "d": ts("0_1"), "e": []}
+    assert load == {"a": 1, "b": 1, "c": 1, "d": 1, "e": 0}
+
+
 def test_stateless_tasks_ignore_history():
     got = assign_tasks_to_threads(ts("0_0", "0_1"), False, ["a", "b"], history({"b": ts("0_0")}), {})
     assert got == {"a": ts("0_0"), "b": ts("0_1")}
