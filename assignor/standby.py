@@ -23,6 +23,8 @@ from __future__ import annotations
 import logging
 from bisect import bisect_left, insort
 from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
+from functools import partial
+from operator import attrgetter
 from typing import Protocol
 
 from fleet_assignor.assignor.client_state import ClientState
@@ -93,6 +95,26 @@ class ClientStateView:
 
     def assign_standby(self, client: ProcessId, task: TaskId) -> None:
         self._clients[client].assign_standby(task)
+
+    def client_handles(self, client: ProcessId) -> ClientHandles:
+        """`holds`, `assign_standby` and `load` bound to the client's own state (`place_standbys_by_load`
+        calls them once per replica: no lookup by process id, which hashes in Python)."""
+        state = self._clients[client]
+        return state.has_assigned_task, state.assign_standby, partial(_ASSIGNED_TASK_LOAD, state)
+
+
+# `holds`, `assign_standby` and `load` of one client, bound to it.
+ClientHandles = tuple[Callable[[TaskId], bool], Callable[[TaskId], None], Callable[[], float]]
+_ASSIGNED_TASK_LOAD: Callable[[ClientState], float] = attrgetter("assigned_task_load")
+
+
+def client_handles(view: StandbyPlacementView, client: ProcessId) -> ClientHandles:
+    """The view's own `client_handles` if it has them, else its methods bound to the client."""
+    own = getattr(view, "client_handles", None)
+    if own is not None:
+        handles: ClientHandles = own(client)
+        return handles
+    return partial(view.holds, client), partial(view.assign_standby, client), partial(view.load, client)
 
 
 # --- orders
@@ -205,12 +227,10 @@ def _place_on_least_loaded(
     return count
 
 
-def _first_without(
-    order: Sequence[tuple], task: TaskId, holds: Callable[[ProcessId, TaskId], bool]
-) -> int | None:
+def _first_without(order: Sequence[tuple[float, object, int, ClientHandles]], task: TaskId) -> int | None:
     """Position of the least loaded client in `order` that does not hold `task` yet."""
     for position, entry in enumerate(order):
-        if not holds(entry[2], task):
+        if not entry[3][0](task):
             return position
     return None
 
@@ -228,22 +248,26 @@ def place_standbys_by_load(
     """
     if num_standby_replicas <= 0:
         return
-    holds, load, assign = view.holds, view.load, view.assign_standby
-    order = sorted((load(client), client.sort_key, client) for client in view.client_ids())
+    # (load, ProcessId order, place, the client's handles): the place keeps the handles from being compared.
+    order = []
+    for place, client in enumerate(view.client_ids()):
+        handles = client_handles(view, client)
+        order.append((handles[2](), client.sort_key, place, handles))
+    order.sort()
     for task in _visiting_order(tasks, sorted):
         missing = num_standby_replicas
         while missing > 0:
-            position = _first_without(order, task, holds)
+            position = _first_without(order, task)
             if position is None:
                 break  # every client holds the task
             entry = order[position]
-            client = entry[2]
-            assign(client, task)
+            handles = entry[3]
+            handles[1](task)
             missing -= 1
-            new_load = load(client)
+            new_load = handles[2]()
             if new_load != entry[0]:
                 del order[position]
-                insort(order, (new_load, entry[1], client))
+                insort(order, (new_load, entry[1], entry[2], handles))
         if missing:
             log.warning(
                 "unable to assign %d of %d standby replicas of task %s: not enough clients",
