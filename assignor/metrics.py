@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from fleet_assignor.assignor.assignment import KafkaStreamsAssignment
+from fleet_assignor.assignor.assignment import KafkaStreamsAssignment, TaskIdsByRole
 from fleet_assignor.assignor.frozen import field_setters, new_object
 from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.assignor.process_id import ProcessId
@@ -25,7 +25,12 @@ class ClientTasks:
     @staticmethod
     def of(assignment: KafkaStreamsAssignment) -> ClientTasks:
         """The assignment's task ids by role (built in C, `frozen`: once per client of every plan)."""
-        active, standby, warmup = assignment.task_ids_by_role()
+        return ClientTasks.of_roles(assignment.task_ids_by_role())
+
+    @staticmethod
+    def of_roles(by_role: TaskIdsByRole) -> ClientTasks:
+        """`of` from an assignment's `task_ids_by_role()` read before."""
+        active, standby, warmup = by_role
         tasks: ClientTasks = new_object(ClientTasks)
         _SET_ACTIVE(tasks, active)
         _SET_STANDBY(tasks, standby)

@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import methodcaller
 from typing import Any
 
-from fleet_assignor.assignor.assignment import AssignedTask, KafkaStreamsAssignment, TaskAssignment
+from fleet_assignor.assignor.assignment import (
+    AssignedTask,
+    KafkaStreamsAssignment,
+    TaskAssignment,
+    TaskIdsByRole,
+)
 from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks, task_order
 from fleet_assignor.assignor.errors import AssignmentError
 from fleet_assignor.assignor.frozen import field_setters, new_object
@@ -226,14 +232,16 @@ def _assignor_split(assignment: KafkaStreamsAssignment) -> Mapping[str, Consumer
 
 
 def _results_in_client_order(
-    scenario: Scenario, task_assignment: TaskAssignment
+    scenario: Scenario, task_assignment: TaskAssignment, roles: Sequence[TaskIdsByRole]
 ) -> tuple[tuple[ClientResult, ...], AssignmentMetrics]:
     """`_client_results` and the metrics of an answer that lists each client once, in the state's order
-    (`lists_each_client_in_order`): there is nothing to merge, and each client's state is read by place."""
+    (`lists_each_client_in_order`): there is nothing to merge, and each client's state is read by place.
+    ``roles``: each assignment's task ids by role, as validation read them."""
     results = []
     rows = []
-    for client, assignment in zip(scenario.application_state.clients.values(), task_assignment, strict=True):
-        tasks = ClientTasks.of(assignment)
+    clients = scenario.application_state.clients.values()
+    for client, assignment, by_role in zip(clients, task_assignment, roles, strict=True):
+        tasks = ClientTasks.of_roles(by_role)
         split = _assignor_split(assignment)
         consumers = split or distribute_client_tasks(client, tasks.active, tasks.standby)
         results.append(
@@ -241,6 +249,9 @@ def _results_in_client_order(
         )
         rows.append((client, tasks))
     return tuple(sorted(results, key=_process_id_text)), metrics_of_clients(scenario, rows)
+
+
+_BY_ROLE = methodcaller("task_ids_by_role")
 
 
 def _process_id_text(result: ClientResult) -> str:
@@ -274,9 +285,13 @@ def _build_result(
     detail: str | None,
     unassigned: tuple[TaskId, ...],
     elapsed_ms: float,
+    roles: Sequence[TaskIdsByRole] | None = None,
 ) -> PlanResult:
+    """``roles``: each assignment's `task_ids_by_role()` if the caller read them (None: read here)."""
     if lists_each_client_in_order(scenario.application_state, task_assignment):
-        clients, metrics = _results_in_client_order(scenario, task_assignment)
+        if roles is None:
+            roles = tuple(map(_BY_ROLE, task_assignment))
+        clients, metrics = _results_in_client_order(scenario, task_assignment, roles)
     else:
         merged = _merged_clients(task_assignment)
         clients = _client_results(scenario, merged, _assignor_splits(task_assignment))
@@ -320,7 +335,9 @@ def _plan(scenario: Scenario, assignor: str | None, allowed_assignors: Collectio
         if callable(configure):
             configure(dict(scenario.assignor_configs))
         task_assignment = _as_task_assignment(instance.assign(state))
-        validation = validate_task_assignment(state, task_assignment)
+        # Read once for validation and the result: an assignment without precomputed sets builds them.
+        roles = tuple(map(_BY_ROLE, task_assignment))
+        validation = validate_task_assignment(state, task_assignment, roles=roles)
         on_computed = getattr(instance, "on_assignment_computed", None)
         if callable(on_computed):
             on_computed(task_assignment, state, validation.error)
@@ -338,7 +355,7 @@ def _plan(scenario: Scenario, assignor: str | None, allowed_assignors: Collectio
     status = PlanStatus.OK if validation.is_valid else PlanStatus.INVALID_ASSIGNMENT
     return _build_result(
         scenario, name, status, task_assignment, validation.error,
-        _join([validation.detail, note, *scenario.warnings]), validation.unassigned, elapsed_ms,
+        _join([validation.detail, note, *scenario.warnings]), validation.unassigned, elapsed_ms, roles,
     )  # fmt: skip
 
 

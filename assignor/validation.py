@@ -9,12 +9,18 @@ as active, or as active and standby.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import is_, methodcaller
 
-from fleet_assignor.assignor.assignment import ACTIVE, AssignedTask, AssignedTaskType, TaskAssignment
+from fleet_assignor.assignor.assignment import (
+    ACTIVE,
+    AssignedTask,
+    AssignedTaskType,
+    TaskAssignment,
+    TaskIdsByRole,
+)
 from fleet_assignor.assignor.errors import AssignmentError
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.state import ApplicationState, has_changelog
@@ -177,6 +183,7 @@ def _unassigned_tasks(state: ApplicationState, returned: _Returned) -> tuple[Tas
 
 
 _PROCESS_ID = methodcaller("process_id")
+_BY_ROLE = methodcaller("task_ids_by_role")
 
 
 def lists_each_client_in_order(application_state: ApplicationState, task_assignment: TaskAssignment) -> bool:
@@ -188,7 +195,9 @@ def lists_each_client_in_order(application_state: ApplicationState, task_assignm
 
 
 def _valid_by_sets(
-    application_state: ApplicationState, task_assignment: TaskAssignment
+    application_state: ApplicationState,
+    task_assignment: TaskAssignment,
+    roles: Sequence[TaskIdsByRole] | None = None,
 ) -> ValidationResult | None:
     """The result of an assignment without problems, found from each client's task-id sets (set operations
     in C instead of a Python step per task and replica); None when some check fails, and the full
@@ -208,8 +217,7 @@ def _valid_by_sets(
     may_be_standby = frozenset(compress(tasks, map(has_changelog, tasks.values())))
     active: set[TaskId] = set()
     active_count = 0
-    for assignment in task_assignment:
-        client_active, client_standby, _ = assignment.task_ids_by_role()
+    for client_active, client_standby, _ in roles if roles is not None else map(_BY_ROLE, task_assignment):
         if not client_standby <= may_be_standby:  # an unknown task, or one without a changelog
             return None
         active_count += len(client_active)
@@ -226,10 +234,15 @@ def _valid_by_sets(
 
 
 def validate_task_assignment(
-    application_state: ApplicationState, task_assignment: TaskAssignment
+    application_state: ApplicationState,
+    task_assignment: TaskAssignment,
+    *,
+    roles: Sequence[TaskIdsByRole] | None = None,
 ) -> ValidationResult:
-    """Every problem of the assignment, the first by precedence as the error (NONE when there is none)."""
-    valid = _valid_by_sets(application_state, task_assignment)
+    """Every problem of the assignment, the first by precedence as the error (NONE when there is none).
+    ``roles``: each assignment's `task_ids_by_role()`, in order, if the caller has them already (the
+    planner reads them for its result too: an assignment without precomputed sets builds them per call)."""
+    valid = _valid_by_sets(application_state, task_assignment, roles)
     return valid if valid is not None else _every_problem(application_state, task_assignment)
 
 
