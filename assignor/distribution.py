@@ -19,7 +19,7 @@ from operator import attrgetter
 
 from fleet_assignor.assignor.frozen import field_setters, new_object
 from fleet_assignor.assignor.state import KafkaStreamsState
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 
 # TaskId order that also copes with a named id among unnamed ones (only an invalid assignment from outside
 # can mix them; Kafka's comparison would raise). A sort key millions of sorts use: read in C, no call.
@@ -85,7 +85,7 @@ def _spread_over_consumers(
     with a thousand threads and a few tasks touches few of them."""
     if not consumers:
         raise ValueError("a client needs at least one consumer to receive tasks")
-    unassigned = sorted(set(tasks), key=task_order)
+    unassigned = sorted_task_ids(set(tasks))
     assigned: dict[str, list[TaskId]] = {}
     if not unassigned:
         return assigned
@@ -187,13 +187,13 @@ def _place_leftovers(
     first to a consumer that owned the task before, then in TaskId order to the queue in order."""
     # An ordered set: membership and removal are O(1) for a client with thousands of consumers.
     queue = _at_minimum(consumers, minimum, held)
-    for task in sorted(skipped, key=task_order):
+    for task in sorted_task_ids(skipped):
         consumer = skipped[task]
         if consumer in queue and task in remaining:
             _give(consumer, task, assigned, held)
             remaining.discard(task)
             del queue[consumer]
-    leftovers = sorted(remaining, key=task_order)
+    leftovers = sorted_task_ids(remaining)
     if len(leftovers) > len(queue):
         raise RuntimeError("more leftover tasks than consumers at the minimum")
     for task, consumer in zip(leftovers, queue, strict=False):
@@ -227,7 +227,7 @@ def distribute_client_tasks(
         # Every task goes to the one consumer, whatever the order of the calls.
         return {consumers[0]: _consumer_tasks(list(set(active)), list(set(standby)))}
     lags = client.task_lags or {}
-    active = sorted(set(active), key=task_order)
+    active = sorted_task_ids(set(active))
     held: dict[str, int] = {}  # tasks per consumer so far, shared by the three calls
     # Both stateful calls take each consumer's previous tasks by lag: found once, for the consumers with any.
     previous = _client_previous_by_lag(client, consumers)
@@ -265,4 +265,4 @@ def _consumer_tasks(active: list[TaskId], standby: list[TaskId]) -> ConsumerTask
 
 def _in_task_order(tasks: list[TaskId]) -> tuple[TaskId, ...]:
     # A consumer of a client with many threads gets one task or none per role: nothing to sort.
-    return tuple(tasks) if len(tasks) < 2 else tuple(sorted(tasks, key=task_order))
+    return tuple(tasks) if len(tasks) < 2 else tuple(sorted_task_ids(tasks))

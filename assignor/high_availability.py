@@ -36,7 +36,7 @@ from fleet_assignor.assignor.rack import RackAwareTaskAssignor
 from fleet_assignor.assignor.standby import create_standby_task_assignor
 from fleet_assignor.assignor.state import ApplicationState
 from fleet_assignor.assignor.task_assignor import BaseTaskAssignor
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 from fleet_assignor.assignor.task_movement import (
     TASK_ORDER,
     LagTable,
@@ -117,7 +117,7 @@ def _task_rank(
         for tasks in sets:
             every.update(dict.fromkeys(tasks))
     try:
-        ranked = sorted(every, key=TASK_ORDER)
+        ranked = sorted_task_ids(every, TASK_ORDER)
     except TypeError:
         return TASK_ORDER
     return {task: k for k, task in enumerate(ranked)}.__getitem__
@@ -140,9 +140,9 @@ def assign_high_availability(
     whether a probing rebalance is needed. ``rack_assignor`` is a `RackAwareTaskAssignor` or None."""
     # Deduplicated in input order, not through a set: the application's tasks come in TaskId order, on
     # which the sort is near linear.
-    stateful = sorted(dict.fromkeys(stateful_tasks), key=TASK_ORDER)
+    stateful = sorted_task_ids(dict.fromkeys(stateful_tasks), TASK_ORDER)
     stateful_set = set(stateful)
-    stateless = sorted((t for t in dict.fromkeys(all_tasks) if t not in stateful_set), key=TASK_ORDER)
+    stateless = sorted_task_ids((t for t in dict.fromkeys(all_tasks) if t not in stateful_set), TASK_ORDER)
     order = sorted(clients)
     ordered = [clients[pid] for pid in order]
     rack = _RackGate(rack_assignor, configs)
@@ -212,7 +212,9 @@ def balance_tasks_over_threads(
                 if d == s or not _should_move_a_task(totals, caps, loads, s, d):
                     continue
                 destination = ordered[d]
-                snapshot = sorted(source.active_set() if active else source.standby_set(), key=TASK_ORDER)
+                snapshot = sorted_task_ids(
+                    source.active_set() if active else source.standby_set(), TASK_ORDER
+                )
                 moved_here = False
                 for task in snapshot:
                     if not _should_move_a_task(totals, caps, loads, s, d):

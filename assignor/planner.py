@@ -22,7 +22,7 @@ from fleet_assignor.assignor.assignment import (
     TaskAssignment,
     TaskIdsByRole,
 )
-from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks, task_order
+from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks
 from fleet_assignor.assignor.errors import AssignmentError
 from fleet_assignor.assignor.frozen import field_setters, new_object
 from fleet_assignor.assignor.gc_pause import collector_paused
@@ -42,7 +42,7 @@ from fleet_assignor.assignor.registry import (
 )
 from fleet_assignor.assignor.scenario import Scenario, ScenarioError, load_scenario
 from fleet_assignor.assignor.task_assignment_utils import identity_assignment
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 from fleet_assignor.assignor.validation import lists_each_client_in_order, validate_task_assignment
 
 EXTERNAL = "external"
@@ -130,7 +130,7 @@ class PlanResult:
 
 
 def _texts(tasks: Iterable[TaskId]) -> list[str]:
-    return [str(t) for t in sorted(tasks, key=task_order)]
+    return [str(t) for t in sorted_task_ids(tasks)]
 
 
 def _join(parts: Iterable[str | None]) -> str | None:

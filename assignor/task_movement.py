@@ -23,7 +23,7 @@ import numpy as np
 from fleet_assignor.assignor.client_state import ClientState
 from fleet_assignor.assignor.java_order import java_heap_offer, java_heap_poll
 from fleet_assignor.assignor.process_id import ProcessId
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 
 LATEST_OFFSET = -2  # the lag of a running active: caught up by definition
 UNBOUNDED_RECOVERY_LAG = (1 << 63) - 1  # acceptable_recovery_lag = Long.MAX_VALUE: everyone is caught up
@@ -289,7 +289,7 @@ class _Plan:
             return [
                 (task, client)
                 for client, tasks in enumerate(held)
-                for task in sorted(tasks, key=TASK_ORDER)
+                for task in sorted_task_ids(tasks, TASK_ORDER)
                 if self.should_move(task, client)
             ]
         flat = [task for tasks in held for task in tasks]

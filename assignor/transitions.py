@@ -11,13 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fleet_assignor.assignor.distribution import task_order
 from fleet_assignor.assignor.metrics import ClientTasks
 from fleet_assignor.assignor.planner import PlanResult
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
 from fleet_assignor.assignor.state import ApplicationState
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 
 
 class TransitionKind(enum.Enum):
@@ -149,7 +148,7 @@ def task_transitions(
             before.update((t, _Role.ACTIVE) for t in client.previous_active_tasks)
         after = new[pid]
         lags = client.task_lags if client is not None else None
-        for task in sorted(before.keys() | after.keys(), key=task_order):
+        for task in sorted_task_ids(before.keys() | after.keys()):
             kind = _TRANSITIONS[(before.get(task, _Role.NONE), after.get(task, _Role.NONE))]
             lag = _restore_lag(lags, end_offset_sums, task, kind)
             transitions.append(TaskTransition(pid, task, kind, lag))

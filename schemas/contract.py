@@ -18,13 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fleet_assignor.assignor.distribution import task_order
 from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.assignor.planner import PlanResult, PlanStatus
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.rollout import RolloutReport
 from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 from fleet_assignor.assignor.transitions import TaskTransition
 
 if TYPE_CHECKING:
@@ -464,7 +463,7 @@ def reported_offset(lag: int, end_sum: int) -> int | None:
 
 
 def _texts(tasks: Iterable[TaskId]) -> list[str]:
-    return [str(t) for t in sorted(tasks, key=task_order)]
+    return [str(t) for t in sorted_task_ids(tasks)]
 
 
 def result_row(planned: PlanResult, **fixed: Any) -> dict[str, Any]:
@@ -506,12 +505,12 @@ def assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, Any]]:
     for client in planned.clients:
         process_id, warmups = str(client.process_id), client.tasks.warmup
         for consumer, tasks in client.consumers.items():
-            for task in sorted(tasks.active, key=task_order):
+            for task in sorted_task_ids(tasks.active):
                 rows.append(
                     {**fixed, "process_id": process_id, "consumer_client_id": consumer,
                      "task_id": str(task), "task_type": ACTIVE, "is_warmup": False}
                 )  # fmt: skip
-            for task in sorted(tasks.standby, key=task_order):
+            for task in sorted_task_ids(tasks.standby):
                 rows.append(
                     {**fixed, "process_id": process_id, "consumer_client_id": consumer,
                      "task_id": str(task), "task_type": STANDBY, "is_warmup": task in warmups}

@@ -1,6 +1,10 @@
+import random
+from operator import attrgetter
+
 import pytest
 
 from fleet_assignor.assignor import TaskId, TaskIdFormatError
+from fleet_assignor.assignor.task_id import sorted_task_ids
 
 
 @pytest.mark.parametrize(
@@ -38,6 +42,24 @@ def test_named_ids_order_by_name_first():
 def test_comparing_named_with_unnamed_raises():
     with pytest.raises(TypeError, match="can't compare a TaskId with a topology name to one without"):
         _ = TaskId(0, 0) < TaskId(0, 0, "x")
+
+
+def test_sorted_task_ids_is_task_id_order_at_the_edges_of_the_int_key():
+    big = 2**31 - 1  # the largest subtopology and partition the loaders accept
+    ids = [TaskId(0, big), TaskId(1, 0), TaskId(big, big), TaskId(big, 0), TaskId(0, 0), TaskId(1, big)]
+    random.Random(3).shuffle(ids)
+    assert sorted_task_ids(ids) == sorted(ids)
+    named = [TaskId(2, 1, "b"), TaskId(9, 9, "a"), TaskId(2, 0, "b"), TaskId(0, 0, "a_b")]
+    assert sorted_task_ids(named) == sorted(named)
+
+
+def test_sorted_task_ids_falls_back_on_a_mix_of_named_and_unnamed_ids():
+    mixed = [TaskId(1, 0, "x"), TaskId(3, 0), TaskId(0, 5, "x"), TaskId(0, 9)]
+    # unnamed first (the sort key copes with a mix) ...
+    assert sorted_task_ids(mixed) == [TaskId(0, 9), TaskId(3, 0), TaskId(0, 5, "x"), TaskId(1, 0, "x")]
+    # ... and a fallback key that refuses one (Kafka's comparison) still refuses it
+    with pytest.raises(TypeError):
+        sorted_task_ids(mixed, attrgetter("topology_name", "subtopology", "partition"))
 
 
 def test_equality_and_hash_include_the_name():

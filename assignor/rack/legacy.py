@@ -22,7 +22,7 @@ from fleet_assignor.assignor.rack.swaps import (
 from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
 from fleet_assignor.assignor.standby import TagSpreadStandbyMove
 from fleet_assignor.assignor.state import ApplicationState
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 from fleet_assignor.assignor.task_movement import TASK_ORDER
 
 __all__ = ["STANDBY_OPTIMIZER_MAX_ITERATION", "LegacyMovePredicate", "RackAwareTaskAssignor"]
@@ -217,7 +217,7 @@ class RackAwareTaskAssignor:
         ``a`` and 1 for ``b``."""
         if not movable_a or not movable_b:
             return []  # only swaps keep both clients' standby counts
-        tasks = sorted(movable_a | movable_b, key=TASK_ORDER)
+        tasks = sorted_task_ids(movable_a | movable_b, TASK_ORDER)
         current = [0 if t in movable_a else 1 for t in tasks]
         placement = min_traffic_pair_placement(tasks, current, [a.rack_id, b.rack_id], self._changelog, costs)
         pair = (a, b)

@@ -40,7 +40,7 @@ from fleet_assignor.assignor.task_assignment_utils import (
     RackAwareOptimizationParams,
     standby_move_predicate,
 )
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 from fleet_assignor.assignor.task_movement import TASK_ORDER
 
 
@@ -460,7 +460,7 @@ def _solve_pair(
     (task, from, to), 0 for the pair's first client and 1 for its second."""
     if not movable_first or not movable_second:
         return []
-    tasks = sorted(movable_first | movable_second, key=TASK_ORDER)
+    tasks = sorted_task_ids(movable_first | movable_second, TASK_ORDER)
     holders = [0 if t in movable_first else 1 for t in tasks]
     if strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY:
         placement = balanced_pair_placement(tasks, holders, racks, remote, costs, subtopology_of)
