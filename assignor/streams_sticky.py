@@ -1295,23 +1295,7 @@ def _client_assignments(
             if not active_set and not standby_set:
                 split = {consumer: _NO_CONSUMER_TASKS}
             else:
-                # A task or none per role is what most clients of a big group hold: no sort, no map.
-                active_ids: tuple[TaskId, ...]
-                standby_ids: tuple[TaskId, ...]
-                if not active_set:
-                    active_ids = ()
-                elif len(active_set) == 1:
-                    (number,) = active_set
-                    active_ids = (id_of[number],)
-                else:
-                    active_ids = tuple(map(ids, sorted(active_set)))
-                if not standby_set:
-                    standby_ids = ()
-                elif len(standby_set) == 1:
-                    (number,) = standby_set
-                    standby_ids = (id_of[number],)
-                else:
-                    standby_ids = tuple(map(ids, sorted(standby_set)))
+                active_ids, standby_ids = _ids_of(active_set, id_of), _ids_of(standby_set, id_of)
                 split = {consumer: consumer_tasks(active_ids, standby_ids)}
                 by_role = (frozenset(active_ids), frozenset(standby_ids), _NO_IDS)
         else:
@@ -1330,6 +1314,17 @@ def _client_assignments(
             by_role = (frozenset(map(ids, actives)), frozenset(map(ids, standbys)), _NO_IDS)
         assignments.append(MemberSplitAssignment.taking(state.process_id, split, by_role))
     return assignments
+
+
+def _ids_of(numbers: AbstractSet[Task] | None, id_of: tuple[TaskId, ...]) -> tuple[TaskId, ...]:
+    """The ids of these task numbers in TaskId order (number order). A task or none is what most clients of
+    a big group hold per role: no sort and no map for them."""
+    if not numbers:
+        return ()
+    if len(numbers) == 1:
+        (number,) = numbers
+        return (id_of[number],)
+    return tuple(map(id_of.__getitem__, sorted(numbers)))
 
 
 # The broker's input is a pure function of the (immutable) application state, so it is built once per state:
