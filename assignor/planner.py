@@ -336,6 +336,7 @@ def _plan(scenario: Scenario, assignor: str | None, allowed_assignors: Collectio
             configure(dict(scenario.assignor_configs))
         task_assignment = _as_task_assignment(instance.assign(state))
         # Read once for validation and the result: an assignment without precomputed sets builds them.
+        # The result then shows what was validated (KIP-924's callback below is told, not asked).
         roles = tuple(map(_BY_ROLE, task_assignment))
         validation = validate_task_assignment(state, task_assignment, roles=roles)
         on_computed = getattr(instance, "on_assignment_computed", None)
