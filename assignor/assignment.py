@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import methodcaller
 from types import MappingProxyType
 
 from fleet_assignor.assignor.process_id import ProcessId
@@ -185,3 +186,11 @@ class TaskAssignment:
     def by_process_id(self) -> dict[ProcessId, KafkaStreamsAssignment]:
         """Assignments keyed by client; a client listed twice keeps its last assignment (as Kafka)."""
         return {a.process_id(): a for a in self.assignments}
+
+
+_TASK_IDS_BY_ROLE = methodcaller("task_ids_by_role")
+
+
+def task_ids_by_role_of(task_assignment: TaskAssignment) -> tuple[TaskIdsByRole, ...]:
+    """Each assignment's `task_ids_by_role()`, in order (validation and the planner's result read them)."""
+    return tuple(map(_TASK_IDS_BY_ROLE, task_assignment))

@@ -15,15 +15,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 
 from fleet_assignor.assignor.frozen import field_setters, new_object
 from fleet_assignor.assignor.state import KafkaStreamsState
 from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
-
-# TaskId order that also copes with a named id among unnamed ones (only an invalid assignment from outside
-# can mix them; Kafka's comparison would raise). A sort key millions of sorts use: read in C, no call.
-task_order: Callable[[TaskId], tuple[bool, str, int, int]] = attrgetter("sort_key")
 
 
 @dataclass(frozen=True, slots=True)

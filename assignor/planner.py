@@ -13,7 +13,6 @@ import enum
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import methodcaller
 from typing import Any
 
 from fleet_assignor.assignor.assignment import (
@@ -21,6 +20,7 @@ from fleet_assignor.assignor.assignment import (
     KafkaStreamsAssignment,
     TaskAssignment,
     TaskIdsByRole,
+    task_ids_by_role_of,
 )
 from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks
 from fleet_assignor.assignor.errors import AssignmentError
@@ -251,9 +251,6 @@ def _results_in_client_order(
     return tuple(sorted(results, key=_process_id_text)), metrics_of_clients(scenario, rows)
 
 
-_BY_ROLE = methodcaller("task_ids_by_role")
-
-
 def _process_id_text(result: ClientResult) -> str:
     return str(result.process_id)
 
@@ -290,7 +287,7 @@ def _build_result(
     """``roles``: each assignment's `task_ids_by_role()` if the caller read them (None: read here)."""
     if lists_each_client_in_order(scenario.application_state, task_assignment):
         if roles is None:
-            roles = tuple(map(_BY_ROLE, task_assignment))
+            roles = task_ids_by_role_of(task_assignment)
         clients, metrics = _results_in_client_order(scenario, task_assignment, roles)
     else:
         merged = _merged_clients(task_assignment)
@@ -337,7 +334,7 @@ def _plan(scenario: Scenario, assignor: str | None, allowed_assignors: Collectio
         task_assignment = _as_task_assignment(instance.assign(state))
         # Read once for validation and the result: an assignment without precomputed sets builds them.
         # The result then shows what was validated (KIP-924's callback below is told, not asked).
-        roles = tuple(map(_BY_ROLE, task_assignment))
+        roles = task_ids_by_role_of(task_assignment)
         validation = validate_task_assignment(state, task_assignment, roles=roles)
         on_computed = getattr(instance, "on_assignment_computed", None)
         if callable(on_computed):

@@ -140,6 +140,8 @@ def _parse_text(text: str) -> TaskId:
 
 
 _ORDER_KEY: Callable[[TaskId], int | tuple[bool, str, int, int]] = attrgetter("order_key")
+# TaskId order that also copes with a named id among unnamed ones (only an invalid assignment from outside
+# can mix them; Kafka's comparison would raise).
 _SORT_KEY: Callable[[TaskId], tuple[bool, str, int, int]] = attrgetter("sort_key")
 
 

@@ -20,6 +20,7 @@ from fleet_assignor.assignor.assignment import (
     AssignedTaskType,
     TaskAssignment,
     TaskIdsByRole,
+    task_ids_by_role_of,
 )
 from fleet_assignor.assignor.errors import AssignmentError
 from fleet_assignor.assignor.process_id import ProcessId
@@ -183,7 +184,6 @@ def _unassigned_tasks(state: ApplicationState, returned: _Returned) -> tuple[Tas
 
 
 _PROCESS_ID = methodcaller("process_id")
-_BY_ROLE = methodcaller("task_ids_by_role")
 
 
 def lists_each_client_in_order(application_state: ApplicationState, task_assignment: TaskAssignment) -> bool:
@@ -217,7 +217,9 @@ def _valid_by_sets(
     may_be_standby = frozenset(compress(tasks, map(has_changelog, tasks.values())))
     active: set[TaskId] = set()
     active_count = 0
-    for client_active, client_standby, _ in roles if roles is not None else map(_BY_ROLE, task_assignment):
+    if roles is None:
+        roles = task_ids_by_role_of(task_assignment)
+    for client_active, client_standby, _ in roles:
         if not client_standby <= may_be_standby:  # an unknown task, or one without a changelog
             return None
         active_count += len(client_active)
