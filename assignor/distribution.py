@@ -180,6 +180,9 @@ def _place_leftovers(
 ) -> None:
     """The tasks beyond ``minimum`` per consumer go one each to consumers still at exactly the minimum:
     first to a consumer that owned the task before, then in TaskId order to the queue in order."""
+    if not minimum:
+        _place_one_each(consumers, remaining, assigned, held, skipped)
+        return
     # An ordered set: membership and removal are O(1) for a client with thousands of consumers.
     queue = _at_minimum(consumers, minimum, held)
     for task in sorted_task_ids(skipped):
@@ -197,16 +200,36 @@ def _place_leftovers(
 
 
 def _at_minimum(consumers: Sequence[str], minimum: int, held: Mapping[str, int]) -> dict[str, None]:
-    """The consumers holding ``minimum`` tasks, in order. At 0, those ``held`` does not count: with more
-    consumers than tasks (a thousand threads) that is most of them, found without a step per consumer."""
-    if minimum:
-        count = held.get
-        return dict.fromkeys([c for c in consumers if count(c, 0) == minimum])
-    queue = dict.fromkeys(consumers)
-    for consumer, tasks in held.items():
-        if tasks:
-            queue.pop(consumer, None)
-    return queue
+    """The consumers holding ``minimum`` tasks (above 0), in order."""
+    count = held.get
+    return dict.fromkeys([c for c in consumers if count(c, 0) == minimum])
+
+
+def _place_one_each(
+    consumers: Sequence[str],
+    remaining: set[TaskId],
+    assigned: dict[str, list[TaskId]],
+    held: dict[str, int],
+    skipped: dict[TaskId, str],
+) -> None:
+    """`_place_leftovers` at a minimum of 0 (fewer tasks than consumers: a client with a thousand threads).
+    The queue is then the consumers holding nothing, and a consumer leaves it exactly when it is given a
+    task, so it is read from ``held`` as the tasks go, not built: most consumers are never visited."""
+    for task in sorted_task_ids(skipped):
+        consumer = skipped[task]
+        if not held.get(consumer) and task in remaining:
+            _give(consumer, task, assigned, held)
+            remaining.discard(task)
+    leftovers = sorted_task_ids(remaining)
+    free = (c for c in consumers if not held.get(c))
+    given = 0
+    for task, consumer in zip(leftovers, free, strict=False):  # each zip step takes the next task first
+        assigned[consumer] = [task]  # `_give` to a consumer holding nothing
+        held[consumer] = 1
+        given += 1
+    if given < len(leftovers):
+        raise RuntimeError("more leftover tasks than consumers at the minimum")
+    remaining.clear()
 
 
 def distribute_client_tasks(
@@ -229,13 +252,14 @@ def distribute_client_tasks(
     stateful_active = _spread_over_consumers([t for t in active if t in lags], consumers, previous, held)
     standbys = _spread_over_consumers(standby, consumers, previous, held)
     stateless_active = _spread_over_consumers([t for t in active if t not in lags], consumers, {}, held)
-    nothing: list[TaskId] = []
     # Most consumers of a client with many threads get nothing: they keep the one shared empty value.
     shares = dict.fromkeys(consumers, _NO_TASKS)
-    for c in stateful_active.keys() | standbys.keys() | stateless_active.keys():
-        shares[c] = _consumer_tasks(
-            stateful_active.get(c, nothing) + stateless_active.get(c, nothing), standbys.get(c, nothing)
-        )
+    for c, tasks in stateless_active.items():
+        stateful_active[c] = stateful_active.get(c, []) + tasks
+    for c, tasks in stateful_active.items():
+        shares[c] = consumer_tasks(_in_task_order(tasks), _in_task_order(standbys.pop(c, [])))
+    for c, tasks in standbys.items():  # the consumers given standbys only
+        shares[c] = consumer_tasks((), _in_task_order(tasks))
     return shares
 
 
@@ -245,7 +269,8 @@ def _client_previous_by_lag(
     history = client.consumer_previous_stateful_tasks
     if client.task_lags is None or not history:
         return {}
-    return _previous_by_consumer([c for c in consumers if history.get(c)], client.prev_tasks_by_lag)
+    # Most consumers of a client with many threads have no history: passed over at C speed.
+    return _previous_by_consumer(list(filter(history.get, consumers)), client.prev_tasks_by_lag)
 
 
 _NO_TASKS = ConsumerTasks()
