@@ -57,12 +57,17 @@ from fleet_assignor.assignor.java_order import (
 )
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.state import ApplicationState, KafkaStreamsState
+from fleet_assignor.assignor.streams_sticky_in_bulk import keep_previous_actives, place_sticky_standbys
 from fleet_assignor.assignor.task_id import TaskId
 
 # A task as the broker names it: (subtopology id, partition).
 BrokerTask = tuple[str, int]
 
 _DOUBLE_MAX = 1.7976931348623157e308  # Java's Double.MAX_VALUE: a process without members yet
+
+# The sticky steps member by member where their outcome cannot depend on the order (`streams_sticky_in_bulk`);
+# the tests turn it off to compare with the task-by-task steps.
+_IN_BULK = True
 
 
 class StreamsStickyError(RuntimeError):
@@ -211,6 +216,10 @@ class _NumberedGroup:
     member_ids: tuple[str, ...]
     process_ids: tuple[str, ...]
     stateful: tuple[Task, ...]  # the tasks of stateful subtopologies, in number order
+    stateful_set: frozenset[Task]
+    # Whether any member ran a task, holds a standby or reports an offset (not on a first assignment: then
+    # the sticky steps place nothing, and the order they visit tasks in need not be sorted).
+    has_history: bool
     # Per task number, its place in (partition, subtopology id) order and in (subtopology id, partition)
     # order: Kafka's comparators, as sort keys.
     partition_major: tuple[int, ...]
@@ -231,12 +240,15 @@ class _NumberedGroup:
             )
             for m in group.members
         )
+        stateful = tuple(n for n, t in enumerate(group.tasks) if t[0] in group.stateful_subtopologies)
         return cls(
             group=group,
             members=members,
             member_ids=tuple(m.member_id for m in members),
             process_ids=tuple(m.process_id for m in members),
-            stateful=tuple(n for n, t in enumerate(group.tasks) if t[0] in group.stateful_subtopologies),
+            stateful=stateful,
+            stateful_set=frozenset(stateful),
+            has_history=any(m.prev_active or m.prev_standby or m.task_offsets for m in members),
             partition_major=_places(sorted(numbers, key=lambda n: (tasks[n][1], tasks[n][0]))),
             subtopology_major=_places(sorted(numbers, key=tasks.__getitem__)),
         )
@@ -420,6 +432,13 @@ class _Quotas:
         self.all_per_member = _tasks_per_member(self.all_tasks, self.members_for_all)
 
     # Callers test `member_count == ..._per_member` first: these run once per task, the update rarely.
+    def count_active(self, member_tasks: int) -> None:
+        """An active task more on a member that now has `member_tasks`: the quotas it may have reached."""
+        if member_tasks == self.active_per_member:
+            self.after_active(member_tasks)
+        if member_tasks == self.all_per_member:
+            self.after_any(member_tasks)
+
     def after_active(self, member_count: int) -> None:
         """A member that reached the active quota leaves the division with its tasks."""
         if member_count == self.active_per_member:
@@ -432,6 +451,34 @@ class _Quotas:
             self.members_for_all -= 1
             self.all_tasks -= member_count
             self.all_per_member = _tasks_per_member(self.all_tasks, self.members_for_all)
+
+    def reached_by(self, members: int, count: int, active: bool) -> _Quotas | None:
+        """The quotas after `members` members reach `count` one after another, each the quota of its kind
+        then (an active one: the active quota, and the total one where that is `count` too, but never above
+        it); None if one of them would not. A recomputed quota never grows (it is ceil(tasks / members) with
+        no member above it), so the quota stays `count` for all of them if it does before the last one."""
+        active_tasks, members_for_active = self.active_tasks, self.members_for_active
+        all_tasks, members_for_all = self.all_tasks, self.members_for_all
+        if members:
+            if active:
+                if self.active_per_member != count or self.all_per_member < count:
+                    return None
+                if not _stays(active_tasks, members_for_active, count, members):
+                    return None
+                active_tasks, members_for_active = (
+                    active_tasks - members * count,
+                    members_for_active - members,
+                )
+            if not active or self.all_per_member == count:
+                if self.all_per_member != count or not _stays(all_tasks, members_for_all, count, members):
+                    return None
+                all_tasks, members_for_all = all_tasks - members * count, members_for_all - members
+        return _Quotas(active_tasks, all_tasks, members_for_active, members_for_all)
+
+
+def _stays(tasks: int, division: int, quota: int, members: int) -> bool:
+    """Whether the quota is still `quota` when the last of `members` members reaching it does."""
+    return _tasks_per_member(tasks - (members - 1) * quota, division - (members - 1)) == quota
 
 
 class _LoadFloor:
@@ -468,18 +515,55 @@ class _Assignment:
     processes: dict[str, _Process]
     process_order: list[str]  # how Kafka's processIdToState HashMap iterates
     member_process: dict[str, _Process]
-    prev_active_member: dict[Task, str]
-    ranked_prev_holders: dict[Task, list[int]]  # rank keys: `_standby_candidates`
     member_ids: list[str]  # by index in the group's order
     quotas: _Quotas
     num_standby_replicas: int
     numbered: _NumberedGroup
     floor: _LoadFloor | None = None  # kept during the sticky passes only
+    # Made when first needed (the steps in bulk need neither): `prev_active_member`, `ranked_prev_holders`.
+    _prev_active_member: dict[Task, str] | None = None
+    _ranked_prev_holders: dict[Task, list[int]] | None = None
+    # `owned_actives`: None until first asked, then the answer (`_NO_OWNERS` for None).
+    _owned_actives: list[tuple[int, tuple[Task, ...]]] | None = None
+    _claimed_actives: set[Task] | None = None
+
+    def prev_active_member(self) -> dict[Task, str]:
+        """Per task, the member that ran it (a task two members claim: the later one's)."""
+        if self._prev_active_member is None:
+            self._prev_active_member = {
+                task: m.member_id for m in self.numbered.members if m.prev_active for task in m.prev_active
+            }
+        return self._prev_active_member
+
+    def ranked_prev_holders(self) -> dict[Task, list[int]]:
+        """Per task, its holders' rank keys (`_standby_candidates`), best first; the searches drop some."""
+        if self._ranked_prev_holders is None:
+            self._ranked_prev_holders = _standby_candidates(self.numbered.members)
+        return self._ranked_prev_holders
+
+    def owned_actives(self) -> list[tuple[int, tuple[Task, ...]]] | None:
+        """The members that ran tasks, by index, with those tasks; None if a task is claimed by two."""
+        if self._owned_actives is None:
+            owners = [(i, m.prev_active) for i, m in enumerate(self.numbered.members) if m.prev_active]
+            claimed: set[Task] = set().union(*(tasks for _, tasks in owners))
+            unique = sum(len(tasks) for _, tasks in owners) == len(claimed)
+            self._owned_actives = owners if unique else _NO_OWNERS
+            self._claimed_actives = claimed
+        return None if self._owned_actives is _NO_OWNERS else self._owned_actives
+
+    def claimed_actives(self) -> set[Task]:
+        """The tasks some member ran."""
+        self.owned_actives()
+        assert self._claimed_actives is not None
+        return self._claimed_actives
 
     def processes_by_load(self) -> JavaPriorityQueue[_Process]:
         queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(key=attrgetter("load"))
         queue.offer_all(map(self.processes.__getitem__, self.process_order))
         return queue
+
+
+_NO_OWNERS: list[tuple[int, tuple[Task, ...]]] = []
 
 
 # --- initialization -----------------------------------------------------------------------------------------
@@ -552,8 +636,6 @@ def _initial_state(numbered: _NumberedGroup) -> _Assignment:
     member_ids: defaultdict[str, list[str]] = defaultdict(list)
     for member_id, process_id in zip(numbered.member_ids, numbered.process_ids, strict=True):
         member_ids[process_id].append(member_id)
-    # A task two members claim: the later one's.
-    prev_active = {task: m.member_id for m in numbered.members if m.prev_active for task in m.prev_active}
     processes = {process_id: _Process(process_id, ids) for process_id, ids in member_ids.items()}
     return _Assignment(
         processes=processes,
@@ -561,8 +643,6 @@ def _initial_state(numbered: _NumberedGroup) -> _Assignment:
         member_process=dict(
             zip(numbered.member_ids, map(processes.__getitem__, numbered.process_ids), strict=True)
         ),
-        prev_active_member=prev_active,
-        ranked_prev_holders=_standby_candidates(numbered.members),
         member_ids=list(numbered.member_ids),
         quotas=quotas,
         num_standby_replicas=group.num_standby_replicas,
@@ -579,7 +659,7 @@ _FLOOR_MIN_HOLDERS = 8
 
 
 def _load_floor_if_worth_it(state: _Assignment) -> _LoadFloor | None:
-    longest = max(map(len, state.ranked_prev_holders.values()), default=0)
+    longest = max(map(len, state.ranked_prev_holders().values()), default=0)
     return _LoadFloor(state.processes.values()) if longest >= _FLOOR_MIN_HOLDERS else None
 
 
@@ -616,31 +696,31 @@ def _prev_holder_with_least_load(
     return chosen
 
 
-def _count_active(quotas: _Quotas, member_tasks: int) -> None:
-    """An active task more on a member that now has `member_tasks`: the quotas it may have reached."""
-    if member_tasks == quotas.active_per_member:
-        quotas.after_active(member_tasks)
-    if member_tasks == quotas.all_per_member:
-        quotas.after_any(member_tasks)
-
-
 def _give_active_under_quota(state: _Assignment, member_id: str, task: Task) -> bool:
     """The task to the member if it is under the active quota (one call per sticky task)."""
     process = state.member_process[member_id]
     if process.member_counts[member_id] >= state.quotas.active_per_member:
         return False
     old_load = process.load
-    _count_active(state.quotas, process.add_task(member_id, task, True))
+    state.quotas.count_active(process.add_task(member_id, task, True))
     if state.floor is not None:
         state.floor.raised(old_load)
     return True
 
 
-def _sticky_actives(state: _Assignment, tasks: list[Task]) -> list[Task]:
-    """Steps 1 and 2: previous owners, then ranked previous standby holders; returns the tasks left."""
-    left = _back_to_owners(state, tasks)
+def _sticky_actives(state: _Assignment) -> list[Task]:
+    """Steps 1 and 2: previous owners, then ranked previous standby holders, tasks in (partition,
+    subtopology id) order; returns the tasks left."""
+    partition_major = state.numbered.partition_major
+    left = keep_previous_actives(state) if _IN_BULK else None
+    if left is None:
+        left = _back_to_owners(state, sorted(range(len(partition_major)), key=partition_major.__getitem__))
+    elif not left:
+        return left
+    else:
+        left.sort(key=partition_major.__getitem__)
     still_left = []
-    ranked_prev_holders = state.ranked_prev_holders
+    ranked_prev_holders = state.ranked_prev_holders()
     state.floor = _load_floor_if_worth_it(state)
     for task in left:
         candidates = ranked_prev_holders.get(task)
@@ -656,7 +736,11 @@ def _back_to_owners(state: _Assignment, tasks: list[Task]) -> list[Task]:
     `_give_active_under_quota` and `add_task` written out: once per task, thousands on a second round
     (no load floor is kept during this step)."""
     left = []
-    prev_active_member, member_process, quotas = state.prev_active_member, state.member_process, state.quotas
+    prev_active_member, member_process, quotas = (
+        state.prev_active_member(),
+        state.member_process,
+        state.quotas,
+    )
     for task in tasks:
         owner = prev_active_member.get(task)
         if owner is None:
@@ -676,7 +760,7 @@ def _back_to_owners(state: _Assignment, tasks: list[Task]) -> list[Task]:
         counts[owner] = count
         process.load = process.task_count / process.capacity
         if count == quotas.active_per_member or count == quotas.all_per_member:
-            _count_active(quotas, count)
+            quotas.count_active(count)
     return left
 
 
@@ -685,24 +769,19 @@ def _no_room(task: Task, state: _Assignment, what: str) -> StreamsStickyError:
     return StreamsStickyError(f"No {what} available to assign active task {subtopology}_{partition}.")
 
 
-def _has_history(state: _Assignment) -> bool:
-    """Whether any task has a previous owner or holder (not on a first assignment: then the sticky steps
-    place nothing, and the order they visit tasks in need not be sorted)."""
-    return bool(state.prev_active_member or state.ranked_prev_holders)
-
-
 def _assign_actives(state: _Assignment) -> None:
     numbered = state.numbered
     tasks: Iterable[Task] = range(len(numbered.group.tasks))
-    if _has_history(state):
-        tasks = _sticky_actives(state, sorted(tasks, key=numbered.partition_major.__getitem__))
+    if numbered.has_history:
+        tasks = _sticky_actives(state)
     # The tasks left in (subtopology id, partition) order: a range-like start.
     left = sorted(tasks, key=numbered.subtopology_major.__getitem__)
-    queue = state.processes_by_load()
-    if _is_level(queue):
-        _least_loaded_actives_by_level(state, queue, left)
-    else:
-        _least_loaded_actives(state, queue, left)
+    if left:  # else every task went back to a previous owner or holder: no queue to build
+        queue = state.processes_by_load()
+        if _is_level(queue):
+            _least_loaded_actives_by_level(state, queue, left)
+        else:
+            _least_loaded_actives(state, queue, left)
     _settle_sole_actives(state.processes)
 
 
@@ -740,7 +819,7 @@ def _least_loaded_actives_by_level(
             count = process.task_count = process.task_count + 1
             process.load = count / process.capacity
         if count == quotas.active_per_member or count == quotas.all_per_member:
-            _count_active(quotas, count)
+            quotas.count_active(count)
 
 
 def _least_loaded_actives(state: _Assignment, queue: JavaPriorityQueue[_Process], left: list[Task]) -> None:
@@ -762,7 +841,7 @@ def _least_loaded_actives(state: _Assignment, queue: JavaPriorityQueue[_Process]
             count = process.task_count = process.task_count + 1
             process.load = count / process.capacity
         if count == quotas.active_per_member or count == quotas.all_per_member:
-            _count_active(quotas, count)
+            quotas.count_active(count)
         requeue_as(process.load)
 
 
@@ -831,10 +910,11 @@ def _sticky_standbys(state: _Assignment) -> list[tuple[Task, int]]:
     order; returns each task that ran out of them with its replicas left, in descending (subtopology id,
     partition) order."""
     numbered = state.numbered
-    if not _has_history(state):
+    if not numbered.has_history:
         remaining = [(task, state.num_standby_replicas) for task in numbered.stateful]
     else:
-        remaining = _sticky_standbys_in_order(state)
+        in_bulk = place_sticky_standbys(state) if _IN_BULK else None
+        remaining = _sticky_standbys_in_order(state) if in_bulk is None else in_bulk
     subtopology_major = numbered.subtopology_major
     remaining.sort(key=lambda entry: subtopology_major[entry[0]], reverse=True)
     return remaining
@@ -847,7 +927,7 @@ def _sticky_standbys_in_order(state: _Assignment) -> list[tuple[Task, int]]:
     replicas = state.num_standby_replicas
     remaining: list[tuple[Task, int]] = []
     state.floor = _load_floor_if_worth_it(state)
-    owned, held = state.prev_active_member, state.ranked_prev_holders
+    owned, held = state.prev_active_member(), state.ranked_prev_holders()
     for task in sorted(numbered.stateful, key=numbered.partition_major.__getitem__, reverse=True):
         owner = owned.get(task)
         candidates = held.get(task)
@@ -1087,6 +1167,9 @@ def _count_sole_tasks(queue: JavaPriorityQueue[_Process]) -> None:
 
 def _assign_standbys(state: _Assignment) -> None:
     remaining = _sticky_standbys(state)
+    if not remaining:  # every replica went back to a previous owner or holder: no queue to build
+        _settle_sole_standbys(state.processes)
+        return
     queue = state.processes_by_load()
     if _is_level(queue) and all(entry[1].sole_member is not None for entry in queue.array):
         remaining = _least_loaded_standbys_by_level(queue, remaining)

@@ -1149,6 +1149,36 @@ def test_streams_sticky_matches_kafka_on_scale_shapes_with_long_holder_lists(kaf
         assert failure is None, failure
 
 
+def test_streams_sticky_matches_kafka_on_next_rounds(kafka_oracle):
+    """The group after our plan was rolled out, each member holding what it was given: the usual rebalance,
+    where every member takes back what it has (`streams_sticky_in_bulk` does that step for all members at
+    once); and the same with a client gone or new, where some cannot."""
+    scenarios, names = [], []
+    for seed in range(DIFF_SEEDS // 2):
+        scenario = generate_scenario(seed, MEMBER_HISTORY_KNOBS if seed % 2 else DEFAULT_KNOBS)
+        ours, error = _plan_ours(scenario, "streams_sticky")
+        if ours is None or ours["status"] != "OK":
+            continue
+        following = next_round(scenario, ours)
+        clients = following["clients"]
+        changed = clients[:-1] if seed % 3 == 0 and len(clients) > 1 else clients
+        if seed % 3 == 1:  # a client like the first (racks, tags) with nothing yet
+            history = ("process_id", "consumers", "threads", "lags", "prev_active", "prev_standby")
+            new = {k: v for k, v in clients[0].items() if k not in history}
+            changed = [*clients, {**new, "process_id": f"00000000-0000-4000-8000-{seed:012d}", "threads": 2}]
+        scenarios += [following, {**following, "clients": changed}]
+        names += [(seed, "next round"), (seed, "next round, a client gone or new")]
+    answers = kafka_oracle.run(scenarios, "streams_sticky", now_ms=NOW_MS)
+    failures = []
+    for (seed, variant), scenario, kafka in zip(names, scenarios, answers, strict=True):
+        ours, error = _plan_ours(scenario, "streams_sticky")
+        failure = _streams_sticky_failure(Pair(seed, scenario, kafka, ours, error))
+        if failure is not None:
+            failures.append(f"{variant}: {failure}")
+    assert len(scenarios) > DIFF_SEEDS // 2
+    assert not failures, _report("streams_sticky differs from Kafka on next rounds", failures)
+
+
 # --- soak (make soak) ---------------------------------------------------------------------------------
 
 
