@@ -17,12 +17,13 @@ from fleet_assignor.assignor.task_id import TaskId
 class ClientState:
     __slots__ = (
         "_active",
+        "_consumer_ids",
+        "_consumers",
         "_standby",
         "_warmup",
         "capacity",
         "client_tags",
         "consumer_previous_stateful",
-        "consumers",
         "followup_rebalance_deadline",
         "previous_active",
         "previous_standby",
@@ -50,10 +51,17 @@ class ClientState:
         self.capacity = capacity
         self.client_tags: Mapping[str, str] = MappingProxyType(dict(client_tags or {}))
         self.rack_id = rack_id
-        self.consumers = tuple(sorted(consumers))
+        # A client of a big application has thousands of consumers, which the assignors do not read: they
+        # are sorted when first asked for, and a read-only history is kept as it is.
+        self._consumer_ids = consumers if isinstance(consumers, tuple | frozenset) else tuple(consumers)
+        self._consumers: tuple[str, ...] | None = None
         self.previous_active = frozenset(previous_active)
         self.previous_standby = frozenset(previous_standby)
-        self.consumer_previous_stateful = dict(consumer_previous_stateful or {})
+        self.consumer_previous_stateful: Mapping[str, frozenset[TaskId]] = (
+            consumer_previous_stateful
+            if isinstance(consumer_previous_stateful, MappingProxyType)
+            else dict(consumer_previous_stateful or {})
+        )
         # A read-only map is kept as it is: a client of a big application has thousands of lags.
         self.task_lags: Mapping[TaskId, int] = (
             task_lags if isinstance(task_lags, MappingProxyType) else dict(task_lags or {})
@@ -76,6 +84,13 @@ class ClientState:
             consumers=state.consumer_client_ids,
             consumer_previous_stateful=state.consumer_previous_stateful_tasks,
         )
+
+    @property
+    def consumers(self) -> tuple[str, ...]:
+        """The client's consumer ids, sorted."""
+        if self._consumers is None:
+            self._consumers = tuple(sorted(self._consumer_ids))
+        return self._consumers
 
     # --- current assignment ---------------------------------------------------------------------------
     @property

@@ -267,7 +267,7 @@ def _client_previous_by_lag(
     client: KafkaStreamsState, consumers: Sequence[str]
 ) -> dict[str, Sequence[TaskId]]:
     history = client.consumer_previous_stateful_tasks
-    if client.task_lags is None or not history:
+    if client.task_lags is None or not history or not any(history.values()):
         return {}
     # Most consumers of a client with many threads have no history: passed over at C speed.
     return _previous_by_consumer(list(filter(history.get, consumers)), client.prev_tasks_by_lag)

@@ -54,3 +54,11 @@ def test_stateful_and_stateless_actives_split_on_lag_entries():
     assert c.prev_tasks_by_lag("c") == [T00]
     with pytest.raises(NoLagForTaskError, match="has no lag for task 0_2"):
         c.lag_for(T02)
+
+
+def test_consumers_come_sorted_and_a_mutable_history_is_copied():
+    history = {"c2": frozenset({T00})}
+    c = ClientState(ProcessId.of(1), 2, consumers=iter(["c2", "c1"]), consumer_previous_stateful=history)
+    history["c1"] = frozenset({T01})
+    assert c.consumers == ("c1", "c2")
+    assert dict(c.consumer_previous_stateful) == {"c2": frozenset({T00})}
