@@ -453,10 +453,11 @@ class _Quotas:
             self.all_per_member = _tasks_per_member(self.all_tasks, self.members_for_all)
 
     def reached_by(self, members: int, count: int, active: bool) -> _Quotas | None:
-        """The quotas after `members` members reach `count` one after another, each the quota of its kind
-        then (an active one: the active quota, and the total one where that is `count` too, but never above
-        it); None if one of them would not. A recomputed quota never grows (it is ceil(tasks / members) with
-        no member above it), so the quota stays `count` for all of them if it does before the last one."""
+        """The quotas after `members` members reach `count` one after another, each then meeting the quota
+        of its kind (for actives the active quota, and the total one too where it is `count`; a total quota
+        below `count` would be met first); None if one of them would not. A recomputed quota never grows (it
+        is ceil(tasks / members) with no member above it), so it stays `count` for all of them if it does
+        until the last one reaches it."""
         active_tasks, members_for_active = self.active_tasks, self.members_for_active
         all_tasks, members_for_all = self.all_tasks, self.members_for_all
         if members:

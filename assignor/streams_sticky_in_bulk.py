@@ -79,14 +79,46 @@ def place_sticky_standbys(state: _Assignment) -> list[tuple[Task, int]] | None:
     change while members still take replicas)."""
     if state.owned_actives() is None:
         return None  # a task claimed twice: its owner is the later member, found task by task
-    numbered = state.numbered
+    found = _takers(state)
+    if found is None:
+        return None
+    takers, counts = found
+    places = state.numbered.partition_major.__getitem__
+
+    def place(i: int, k: int) -> int:
+        """Where taker i's last replica comes: tasks go in descending (partition, subtopology id) order."""
+        return -min(map(places, takers[i][2]))
+
+    after = _quotas_after(state.quotas, counts, state.quotas.all_per_member, False, place)
+    if after is None or not _on_distinct_processes(takers):
+        return None
     replicas = state.num_standby_replicas
+    taken = _replicas_taken(takers, replicas)
+    if taken is None:
+        return None
+    for member_id, process, held in takers:
+        _give(process, member_id, held, active=False)
+    state.quotas = after
+    union, taking = taken
+    remaining = [(task, replicas) for task in state.numbered.stateful_set - union]
+    if taking is not None:
+        remaining += [(task, replicas - n) for task, n in taking.items() if n < replicas]
+    elif replicas > 1:
+        remaining += [(task, replicas - 1) for task in union]
+    return remaining
+
+
+def _takers(state: _Assignment) -> tuple[list[tuple[str, _Process, set[Task]]], list[int]] | None:
+    """The members that would take replicas (previous owners and holders of stateful tasks their process
+    lacks), each with its process and those tasks, and each one's task count after taking them; None if one
+    would go over the total quota (which replicas it refuses depends on the order)."""
+    numbered = state.numbered
     stateful = numbered.stateful_set
     only_stateful = len(stateful) == len(numbered.partition_major)
     member_ids, member_process = state.member_ids, state.member_process
     quota = state.quotas.all_per_member
     takers: list[tuple[str, _Process, set[Task]]] = []
-    counts = []  # each taker's task count after the step
+    counts = []
     for index, member in enumerate(numbered.members):
         if not (member.task_offsets or member.prev_standby or member.prev_active):
             continue
@@ -100,28 +132,11 @@ def place_sticky_standbys(state: _Assignment) -> list[tuple[Task, int]] | None:
         held -= process.tasks
         if held:
             count = process.member_counts[member_id] + len(held)
-            if count > quota:  # the member would refuse some: which ones depends on the order
+            if count > quota:
                 return None
             takers.append((member_id, process, held))
             counts.append(count)
-    places = numbered.partition_major.__getitem__
-
-    def place(i: int, k: int) -> int:
-        """Where taker i's last replica comes: tasks go in descending (partition, subtopology id) order."""
-        return -min(map(places, takers[i][2]))
-
-    after = _quotas_after(state.quotas, counts, quota, False, place)
-    if after is None or not _on_distinct_processes(takers):
-        return None
-    taking = _replicas_taken(takers, replicas)
-    if taking is None:
-        return None
-    for member_id, process, held in takers:
-        _give(process, member_id, held, active=False)
-    state.quotas = after
-    return [
-        (task, replicas - taking.get(task, 0)) for task in numbered.stateful if taking.get(task, 0) < replicas
-    ]
+    return takers, counts
 
 
 def _quotas_after(
@@ -176,16 +191,17 @@ def _on_distinct_processes(takers: Iterable[tuple[str, _Process, set[Task]]]) ->
 
 def _replicas_taken(
     takers: Sequence[tuple[str, _Process, set[Task]]], replicas: int
-) -> dict[Task, int] | None:
-    """Per task, how many members take a replica of it, if none has more takers than replicas; else None."""
+) -> tuple[set[Task], Counter[Task] | None] | None:
+    """The tasks some member takes a replica of, with how many take each (None: one each, the usual), if
+    none has more takers than replicas; else None."""
     sets = [held for _, _, held in takers]
-    union = set().union(*sets)
+    union: set[Task] = set().union(*sets)
     if sum(map(len, sets)) == len(union):
-        return dict.fromkeys(union, 1)
+        return union, None
     if replicas == 1:
         return None
-    taking = Counter(chain.from_iterable(sets))
-    return None if max(taking.values()) > replicas else dict(taking)
+    counts = Counter(chain.from_iterable(sets))
+    return None if max(counts.values()) > replicas else (union, counts)
 
 
 def _give(process: _Process, member: str, tasks: Iterable[Task] | set[Task], active: bool) -> None:
