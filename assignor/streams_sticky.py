@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, is_
 from types import MappingProxyType
 from weakref import WeakKeyDictionary
 
@@ -65,8 +65,9 @@ BrokerTask = tuple[str, int]
 
 _DOUBLE_MAX = 1.7976931348623157e308  # Java's Double.MAX_VALUE: a process without members yet
 
-# The sticky steps member by member where their outcome cannot depend on the order (`streams_sticky_in_bulk`);
-# the tests turn it off to compare with the task-by-task steps.
+# The sticky steps member by member where their outcome cannot depend on the order (`streams_sticky_in_bulk`),
+# and the least-loaded replicas without a queue where each process lacking a task takes one: the tests turn
+# both off to compare with the task-by-task steps.
 _IN_BULK = True
 
 
@@ -803,6 +804,10 @@ def _least_loaded_actives_by_level(
     """`_least_loaded_actives` for a queue at one level: the processes in the order the level polls them,
     read instead of sifted (the queue is not used afterwards, so its array is not kept up to date)."""
     processes = [process for _, process in queue.array]
+    # Process by process where each takes a few tasks at least (with one task each, the steps are as short).
+    if _IN_BULK and len(left) > 2 * len(processes) and all(p.sole_member is not None for p in processes):
+        _one_member_processes_by_level(state, processes, left)
+        return
     level = requeue_level(len(processes))
     polled, step, quotas = level.polled, 0, state.quotas
     for task in left:
@@ -821,6 +826,55 @@ def _least_loaded_actives_by_level(
             process.load = count / process.capacity
         if count == quotas.active_per_member or count == quotas.all_per_member:
             quotas.count_active(count)
+
+
+def _one_member_processes_by_level(state: _Assignment, processes: list[_Process], left: list[Task]) -> None:
+    """`_least_loaded_actives_by_level` process by process, for one-member processes (a process's count is
+    its member's): level k's processes take tasks k * size ... (k + 1) * size - 1 in the level's order, and
+    the levels' orders repeat (each level's array is the last one's in `final()` order), so each process
+    takes slices of `left` with one stride (6,000 tasks over 2 processes: 2 slices each, not 6,000 steps).
+    The quotas go through the same reaches as task by task: every process of a level reaches the same
+    count, one after the other in the level's order."""
+    level = requeue_level(len(processes))
+    size = level.size
+    levels = -(-len(left) // size)
+    base = processes[0].task_count  # one load and one capacity (1): one count
+    orders: list[list[_Process]] = []  # per level, the processes in the order they take tasks
+    array = processes
+    level.place(size - 1)  # the level's polls, worked out once per size
+    polled = level.polled[:size]
+    while len(orders) < levels:
+        orders.append(list(map(array.__getitem__, polled)))
+        array = list(map(array.__getitem__, level.final()))
+        if all(map(is_, array, processes)):  # back to the first level's array: the orders repeat
+            break
+    stride = len(orders) * size
+    for k, order in enumerate(orders):
+        for step, process in enumerate(order):
+            taken = left[k * size + step :: stride]
+            process.tasks.update(taken)
+            process.task_count += len(taken)
+    for process in processes:
+        process.load = process.task_count / process.capacity
+    _count_levels(state.quotas, base, size, len(left))
+
+
+def _count_levels(quotas: _Quotas, base: int, size: int, tasks: int) -> None:
+    """The quotas after `tasks` tasks go by level to `size` one-member processes at count `base`: level k
+    takes each of its processes to count base + k + 1, which reaches a quota only where it equals one (and
+    then each process of the level in turn, as `count_active` task by task)."""
+    levels = -(-tasks // size)
+    k = 0
+    while True:
+        due = [q - base - 1 for q in (quotas.active_per_member, quotas.all_per_member) if k <= q - base - 1]
+        k = min(due, default=levels)
+        if k >= levels:
+            return
+        count = base + k + 1
+        for _ in range(min(size, tasks - k * size)):
+            if count == quotas.active_per_member or count == quotas.all_per_member:
+                quotas.count_active(count)
+        k += 1
 
 
 def _least_loaded_actives(state: _Assignment, queue: JavaPriorityQueue[_Process], left: list[Task]) -> None:
@@ -908,17 +962,20 @@ def _standby_past_holders(
 
 def _sticky_standbys(state: _Assignment) -> list[tuple[Task, int]]:
     """Replicas to previous owners and holders, stateful tasks in descending (partition, subtopology id)
-    order; returns each task that ran out of them with its replicas left, in descending (subtopology id,
-    partition) order."""
+    order; returns each task that ran out of them with its replicas left, in no order (`_in_kafkas_order`
+    sorts them where the order matters)."""
     numbered = state.numbered
     if not numbered.has_history:
-        remaining = [(task, state.num_standby_replicas) for task in numbered.stateful]
-    else:
-        in_bulk = place_sticky_standbys(state) if _IN_BULK else None
-        remaining = _sticky_standbys_in_order(state) if in_bulk is None else in_bulk
-    subtopology_major = numbered.subtopology_major
+        return [(task, state.num_standby_replicas) for task in numbered.stateful]
+    in_bulk = place_sticky_standbys(state) if _IN_BULK else None
+    return _sticky_standbys_in_order(state) if in_bulk is None else in_bulk
+
+
+def _in_kafkas_order(state: _Assignment, remaining: list[tuple[Task, int]]) -> None:
+    """The replicas left in the order Kafka's least-loaded pass takes them: descending (subtopology id,
+    partition)."""
+    subtopology_major = state.numbered.subtopology_major
     remaining.sort(key=lambda entry: subtopology_major[entry[0]], reverse=True)
-    return remaining
 
 
 def _sticky_standbys_in_order(state: _Assignment) -> list[tuple[Task, int]]:
@@ -1166,11 +1223,40 @@ def _count_sole_tasks(queue: JavaPriorityQueue[_Process]) -> None:
             process.load = count / process.capacity
 
 
+def _each_lacking_process_takes_one(state: _Assignment, remaining: list[tuple[Task, int]]) -> bool:
+    """The least-loaded replicas where every task has a replica left for each process that can lack it (all
+    but the one running it): Kafka polls processes for a task until all of them hold it, so each process
+    without it takes one, whatever the loads and the queue's order (2 processes with 1 standby, 3 with 2).
+    A one-member process takes them at once; a process with more members takes them in Kafka's order, as
+    from the queue, and its members as its own queue of members says. False, with nothing done, where some
+    task has fewer replicas left."""
+    processes = state.processes
+    if min(replicas for _, replicas in remaining) < len(processes) - 1:
+        return False
+    tasks = {task for task, _ in remaining}
+    order: list[Task] | None = None
+    for process in processes.values():
+        if process.sole_member is None:
+            if order is None:
+                _in_kafkas_order(state, remaining)
+                order = [task for task, _ in remaining]
+            for task in order:
+                if task not in process.tasks:
+                    process.add_task_to_least_loaded_member(task, False)
+        else:
+            lacking = tasks - process.tasks
+            process.tasks |= lacking
+            process.task_count += len(lacking)
+            process.load = process.task_count / process.capacity
+    return True
+
+
 def _assign_standbys(state: _Assignment) -> None:
     remaining = _sticky_standbys(state)
-    if not remaining:  # every replica went back to a previous owner or holder: no queue to build
-        _settle_sole_standbys(state.processes)
+    if not remaining or (_IN_BULK and _each_lacking_process_takes_one(state, remaining)):
+        _settle_sole_standbys(state.processes)  # no queue needed: none was built
         return
+    _in_kafkas_order(state, remaining)
     queue = state.processes_by_load()
     if _is_level(queue) and all(entry[1].sole_member is not None for entry in queue.array):
         remaining = _least_loaded_standbys_by_level(queue, remaining)

@@ -249,6 +249,7 @@ def _groups(rng: random.Random):
     for _ in range(60):
         scenario = scale_scenario(rng.randint(5, 120), rng.randint(1, 9), threads=rng.randint(1, 3),
                                   standbys=rng.randint(0, 2))  # fmt: skip
+        yield scenario  # a first round: the least-loaded steps alone
         for _ in range(2):
             scenario = next_round(scenario, plan_scenario(scenario, assignor="streams_sticky", now_ms=0))
             clients = scenario["clients"]
@@ -258,14 +259,36 @@ def _groups(rng: random.Random):
             yield {**scenario, "clients": clients[rng.randint(0, 1) if len(clients) > 1 else 0 :]}
 
 
+def _task_by_task(step, state) -> None:
+    bulk = streams_sticky._IN_BULK
+    streams_sticky._IN_BULK = False
+    try:
+        step(state)
+    finally:
+        streams_sticky._IN_BULK = bulk
+
+
 def test_each_step_in_bulk_leaves_the_state_task_by_task_leaves():
     rng = random.Random(4_4_0)
     actives = standbys = 0
     for scenario in _groups(rng):
         state = load_scenario(scenario, now_ms=0).application_state
         numbered = streams_sticky._broker_input(state).numbered
+        # The two passes both ways (the least-loaded steps without their queue too). The quotas are read
+        # up to the standbys' sticky step, so compared after the actives; the least-loaded standby pass
+        # leaves them as it goes (nothing reads them after it).
+        bulk, by_task = streams_sticky._initial_state(numbered), streams_sticky._initial_state(numbered)
+        streams_sticky._assign_actives(bulk)
+        _task_by_task(streams_sticky._assign_actives, by_task)
+        assert bulk.quotas == by_task.quotas
+        assert _process_states(bulk) == _process_states(by_task)
+        if numbered.group.num_standby_replicas:
+            streams_sticky._assign_standbys(bulk)
+            _task_by_task(streams_sticky._assign_standbys, by_task)
+            assert _process_states(bulk) == _process_states(by_task)
         if not numbered.has_history:
             continue
+        # Each sticky step alone, from the same state.
         bulk, by_task = streams_sticky._initial_state(numbered), streams_sticky._initial_state(numbered)
         left = keep_previous_actives(bulk)
         if left is not None:
@@ -277,7 +300,6 @@ def test_each_step_in_bulk_leaves_the_state_task_by_task_leaves():
             assert _process_states(bulk) == _process_states(by_task)
         if numbered.group.num_standby_replicas == 0:
             continue
-        # The standby step from the same actives, both ways.
         bulk, by_task = streams_sticky._initial_state(numbered), streams_sticky._initial_state(numbered)
         streams_sticky._assign_actives(bulk)
         streams_sticky._assign_actives(by_task)
@@ -289,3 +311,25 @@ def test_each_step_in_bulk_leaves_the_state_task_by_task_leaves():
             assert bulk.quotas == by_task.quotas
             assert _process_states(bulk) == _process_states(by_task)
     assert actives > 150 and standbys > 60
+
+
+@pytest.mark.parametrize("shape", [(500, 2, 1, 1), (90, 3, 2, 2), (40, 4, 3, 3), (7, 2, 4, 2)], ids=str)
+def test_each_process_lacking_a_task_takes_a_replica_when_the_replicas_cover_them(shape, monkeypatch):
+    # With at least (processes - 1) replicas, Kafka's least-loaded pass puts one on every process without
+    # the task, whatever the loads: done without its queue, first rounds and next rounds alike, one-thread
+    # and many-thread clients (whose members take them in their own queue's order).
+    tasks, clients, threads, standbys = shape
+    scenario = scale_scenario(tasks, clients, threads=threads, standbys=standbys)
+    taken = []
+    shortcut = streams_sticky._each_lacking_process_takes_one
+
+    def counted(state, remaining):
+        taken.append(shortcut(state, remaining))
+        return taken[-1]
+
+    monkeypatch.setattr(streams_sticky, "_each_lacking_process_takes_one", counted)
+    for _ in range(2):
+        ours, task_by_task = _both_ways(scenario, monkeypatch)
+        assert _assignment(ours) == _assignment(task_by_task)
+        scenario = next_round({**scenario, "tasks": scenario["tasks"][:-1]}, ours)
+    assert any(taken)
