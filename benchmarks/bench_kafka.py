@@ -426,16 +426,24 @@ def run(args: argparse.Namespace) -> list[Measurement]:
     return results
 
 
+def _shape_family(shape: str) -> str:
+    """A scale shape without its round: "6000 tasks x 2 clients, first" -> "6000 tasks x 2 clients"."""
+    head, _, last = shape.rpartition(", ")
+    return head if head and last in ("first", "second") else shape
+
+
 def merge_streams_rows(earlier: list[dict[str, Any]], streams: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The earlier shapes with their `streams_sticky` rows replaced by `streams`, each new row placed after
-    the last earlier row of its shape (so each shape's assignors stay together in the table)."""
+    the last earlier row of its shape's two rounds, as a full run orders them (each assignor's first and
+    second round, one assignor after the other)."""
     kept = [s for s in earlier if s["kind"] != STREAMS]
-    last_of_shape = {row["shape"]: i for i, row in enumerate(kept)}
+    last_of_shape = {_shape_family(row["shape"]): i for i, row in enumerate(kept)}
     after: dict[int, list[dict[str, Any]]] = {}
     unplaced = []
     for row in streams:
-        if row["shape"] in last_of_shape:
-            after.setdefault(last_of_shape[row["shape"]], []).append(row)
+        family = _shape_family(row["shape"])
+        if family in last_of_shape:
+            after.setdefault(last_of_shape[family], []).append(row)
         else:
             unplaced.append(row)
     merged: list[dict[str, Any]] = []
