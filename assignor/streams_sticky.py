@@ -18,6 +18,12 @@ Quotas are ceil(tasks / members), recomputed whenever a member reaches the quota
 leave the division). A process's load is its task count over its member count. Subtopology ids are strings
 on the broker, so "10" sorts before "2".
 
+Where the order a step visits tasks in cannot change its outcome, the step runs member by member or process
+by process instead: the sticky steps on a group that did not change (`streams_sticky_in_bulk`), the
+least-loaded actives over one-member processes at one load, and the least-loaded replicas when every
+process lacking a task gets one. The state they leave is the task-by-task steps'
+(tests/test_streams_sticky_in_bulk.py).
+
 The broker assigns *members* (a stream thread each); members of one KafkaStreams client share its process
 id. `broker_group` maps our KIP-924 `ApplicationState` onto the broker's input (the mapping is written out
 in docs/streams-protocol.md), and the answer comes back per client with the broker's own per-member split
