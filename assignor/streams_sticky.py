@@ -531,9 +531,9 @@ class _Assignment:
     # Made when first needed (the steps in bulk need neither): `prev_active_member`, `ranked_prev_holders`.
     _prev_active_member: dict[Task, str] | None = None
     _ranked_prev_holders: dict[Task, list[int]] | None = None
-    # `owned_actives`: None until first asked, then the answer (`_NO_OWNERS` for None).
-    _owned_actives: list[tuple[int, tuple[Task, ...]]] | None = None
-    _claimed_actives: set[Task] | None = None
+    # Read once for `owned_actives` and `claimed_actives`: the members that ran tasks (by index, with those
+    # tasks), the tasks they claim, and whether each is claimed once.
+    _claims: tuple[list[tuple[int, tuple[Task, ...]]], set[Task], bool] | None = None
 
     def prev_active_member(self) -> dict[Task, str]:
         """Per task, the member that ran it (a task two members claim: the later one's)."""
@@ -551,27 +551,24 @@ class _Assignment:
 
     def owned_actives(self) -> list[tuple[int, tuple[Task, ...]]] | None:
         """The members that ran tasks, by index, with those tasks; None if a task is claimed by two."""
-        if self._owned_actives is None:
-            owners = [(i, m.prev_active) for i, m in enumerate(self.numbered.members) if m.prev_active]
-            claimed: set[Task] = set().union(*(tasks for _, tasks in owners))
-            unique = sum(len(tasks) for _, tasks in owners) == len(claimed)
-            self._owned_actives = owners if unique else _NO_OWNERS
-            self._claimed_actives = claimed
-        return None if self._owned_actives is _NO_OWNERS else self._owned_actives
+        owners, _, unique = self._read_claims()
+        return owners if unique else None
 
     def claimed_actives(self) -> set[Task]:
         """The tasks some member ran."""
-        self.owned_actives()
-        assert self._claimed_actives is not None
-        return self._claimed_actives
+        return self._read_claims()[1]
+
+    def _read_claims(self) -> tuple[list[tuple[int, tuple[Task, ...]]], set[Task], bool]:
+        if self._claims is None:
+            owners = [(i, m.prev_active) for i, m in enumerate(self.numbered.members) if m.prev_active]
+            claimed: set[Task] = set().union(*(tasks for _, tasks in owners))
+            self._claims = (owners, claimed, sum(len(tasks) for _, tasks in owners) == len(claimed))
+        return self._claims
 
     def processes_by_load(self) -> JavaPriorityQueue[_Process]:
         queue: JavaPriorityQueue[_Process] = JavaPriorityQueue(key=attrgetter("load"))
         queue.offer_all(map(self.processes.__getitem__, self.process_order))
         return queue
-
-
-_NO_OWNERS: list[tuple[int, tuple[Task, ...]]] = []
 
 
 # --- initialization -----------------------------------------------------------------------------------------
