@@ -1234,6 +1234,9 @@ def _each_lacking_process_takes_one(state: _Assignment, remaining: list[tuple[Ta
     from the queue, and its members as its own queue of members says. False, with nothing done, where some
     task has fewer replicas left."""
     processes = state.processes
+    # No task has more replicas left than the configured ones: most groups are ruled out without a scan.
+    if state.num_standby_replicas < len(processes) - 1:
+        return False
     if min(replicas for _, replicas in remaining) < len(processes) - 1:
         return False
     tasks = {task for task, _ in remaining}
