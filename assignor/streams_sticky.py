@@ -41,8 +41,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from itertools import chain
-from operator import attrgetter, is_
+from itertools import chain, repeat
+from operator import attrgetter, is_, itemgetter
 from types import MappingProxyType
 from weakref import WeakKeyDictionary
 
@@ -969,7 +969,7 @@ def _sticky_standbys(state: _Assignment) -> list[tuple[Task, int]]:
     sorts them where the order matters)."""
     numbered = state.numbered
     if not numbered.has_history:
-        return [(task, state.num_standby_replicas) for task in numbered.stateful]
+        return list(zip(numbered.stateful, repeat(state.num_standby_replicas)))
     in_bulk = place_sticky_standbys(state) if _IN_BULK else None
     return _sticky_standbys_in_order(state) if in_bulk is None else in_bulk
 
@@ -1237,9 +1237,9 @@ def _each_lacking_process_takes_one(state: _Assignment, remaining: list[tuple[Ta
     # No task has more replicas left than the configured ones: most groups are ruled out without a scan.
     if state.num_standby_replicas < len(processes) - 1:
         return False
-    if min(replicas for _, replicas in remaining) < len(processes) - 1:
+    if min(map(itemgetter(1), remaining)) < len(processes) - 1:
         return False
-    tasks = {task for task, _ in remaining}
+    tasks = set(map(itemgetter(0), remaining))
     order: list[Task] | None = None
     for process in processes.values():
         if process.sole_member is None:
@@ -1455,12 +1455,11 @@ def _client_assignments(
     """Each client's tasks and their split over its consumers, read from its process (none: a client
     without consumers has no member on the broker). One loop over the clients: thousands of them."""
     id_of = broker.ids
-    ids = id_of.__getitem__
     assignments = []
     for state, (process_id, consumers) in zip(
         application_state.clients.values(), broker.clients, strict=True
     ):
-        by_role = _NO_IDS_BY_ROLE
+        by_role: TaskIdsByRole | None = _NO_IDS_BY_ROLE
         process = processes.get(process_id)
         if process is None:
             split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
@@ -1471,36 +1470,31 @@ def _client_assignments(
             if not active_set and not standby_set:
                 split = {consumer: _NO_CONSUMER_TASKS}
             else:
-                active_ids, standby_ids = _ids_of(active_set, id_of), _ids_of(standby_set, id_of)
-                split = {consumer: consumer_tasks(active_ids, standby_ids)}
-                by_role = (frozenset(active_ids), frozenset(standby_ids), _NO_IDS)
+                split = {consumer: consumer_tasks(_ids_of(active_set, id_of), _ids_of(standby_set, id_of))}
+                by_role = None  # read from the split when asked
         else:
             split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
             active_by, standby_by = process.active_by_member, process.standby_by_member
-            actives: list[Task] = []
-            standbys: list[Task] = []
             # The members holding tasks, in the consumers' (sorted) order: a few of a big process's
             # thousands, found without visiting the others.
             for consumer in sorted(active_by.keys() | standby_by.keys()):
-                active = sorted(active_by.get(consumer, _NONE))
-                standby = sorted(standby_by.get(consumer, _NONE))
-                split[consumer] = consumer_tasks(tuple(map(ids, active)), tuple(map(ids, standby)))
-                actives += active
-                standbys += standby
-            by_role = (frozenset(map(ids, actives)), frozenset(map(ids, standbys)), _NO_IDS)
+                split[consumer] = consumer_tasks(
+                    _ids_of(active_by.get(consumer), id_of), _ids_of(standby_by.get(consumer), id_of)
+                )
+            by_role = None
         assignments.append(MemberSplitAssignment.taking(state.process_id, split, by_role))
     return assignments
 
 
 def _ids_of(numbers: AbstractSet[Task] | None, id_of: tuple[TaskId, ...]) -> tuple[TaskId, ...]:
     """The ids of these task numbers in TaskId order (number order). A task or none is what most clients of
-    a big group hold per role: no sort and no map for them."""
+    a big group hold per role: no sort and no map for them; more are picked by one `itemgetter`, in C."""
     if not numbers:
         return ()
     if len(numbers) == 1:
         (number,) = numbers
         return (id_of[number],)
-    return tuple(map(id_of.__getitem__, sorted(numbers)))
+    return itemgetter(*sorted(numbers))(id_of)
 
 
 # The broker's input is a pure function of the (immutable) application state, so it is built once per state:
