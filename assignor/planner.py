@@ -232,11 +232,12 @@ def _assignor_split(assignment: KafkaStreamsAssignment) -> Mapping[str, Consumer
 
 
 def _results_in_client_order(
-    scenario: Scenario, task_assignment: TaskAssignment, roles: Sequence[TaskIdsByRole]
+    scenario: Scenario, task_assignment: TaskAssignment, roles: Sequence[TaskIdsByRole], valid: bool
 ) -> tuple[tuple[ClientResult, ...], AssignmentMetrics]:
     """`_client_results` and the metrics of an answer that lists each client once, in the state's order
     (`lists_each_client_in_order`): there is nothing to merge, and each client's state is read by place.
-    ``roles``: each assignment's task ids by role, as validation read them."""
+    ``roles``: each assignment's task ids by role, as validation read them; ``valid``: validation found no
+    problem."""
     results = []
     rows = []
     clients = scenario.application_state.clients.values()
@@ -248,7 +249,8 @@ def _results_in_client_order(
             _client_result(client.process_id, tasks, consumers, assignment.followup_rebalance_deadline())
         )
         rows.append((client, tasks))
-    return tuple(sorted(results, key=_process_id_text)), metrics_of_clients(scenario, rows)
+    metrics = metrics_of_clients(scenario, rows, each_active_once=valid)
+    return tuple(sorted(results, key=_process_id_text)), metrics
 
 
 def _process_id_text(result: ClientResult) -> str:
@@ -283,12 +285,16 @@ def _build_result(
     unassigned: tuple[TaskId, ...],
     elapsed_ms: float,
     roles: Sequence[TaskIdsByRole] | None = None,
+    *,
+    valid: bool,
 ) -> PlanResult:
-    """``roles``: each assignment's `task_ids_by_role()` if the caller read them (None: read here)."""
+    """``roles``: each assignment's `task_ids_by_role()` if the caller read them (None: read here);
+    ``valid``: validation found no problem in ``task_assignment`` (for a failed assignor, whose ``error``
+    is NONE whatever the previous assignment's problems, it is the kept assignment's own validation)."""
     if lists_each_client_in_order(scenario.application_state, task_assignment):
         if roles is None:
             roles = task_ids_by_role_of(task_assignment)
-        clients, metrics = _results_in_client_order(scenario, task_assignment, roles)
+        clients, metrics = _results_in_client_order(scenario, task_assignment, roles, valid)
     else:
         merged = _merged_clients(task_assignment)
         clients = _client_results(scenario, merged, _assignor_splits(task_assignment))
@@ -349,11 +355,13 @@ def _plan(scenario: Scenario, assignor: str | None, allowed_assignors: Collectio
         return _build_result(
             scenario, name, PlanStatus.ASSIGNOR_FAILED, task_assignment, AssignmentError.NONE,
             _join([_failure_message(failure), note, *scenario.warnings]), kept.unassigned, elapsed_ms,
+            valid=kept.is_valid,
         )  # fmt: skip
     status = PlanStatus.OK if validation.is_valid else PlanStatus.INVALID_ASSIGNMENT
     return _build_result(
         scenario, name, status, task_assignment, validation.error,
         _join([validation.detail, note, *scenario.warnings]), validation.unassigned, elapsed_ms, roles,
+        valid=validation.is_valid,
     )  # fmt: skip
 
 
@@ -425,6 +433,7 @@ def evaluate_assignment(
     return _build_result(
         scenario, assignor, status, task_assignment, validation.error,
         _join([validation.detail, *scenario.warnings]), validation.unassigned, elapsed_ms,
+        valid=validation.is_valid,
     )  # fmt: skip
 
 

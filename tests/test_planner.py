@@ -262,6 +262,20 @@ def test_an_assignor_that_fails_keeps_the_previous_assignment_and_asks_for_an_im
     assert result["metrics"]["active_moves"] == 0
 
 
+def test_a_failed_assignor_keeping_a_task_active_twice_counts_its_moves_over_both_clients():
+    """The kept previous assignment is not checked by validation's error (NONE for a failed assignor), so its
+    metrics cannot assume each task active once: both clients ran 0_0 before and keep running it, so
+    nothing moved (a count that assumed one active per task would find three kept of two)."""
+    obj = scenario_dict(f"{MODULE}:Raising")
+    obj["clients"][1]["consumers"][0]["prev_active"] = ["0_1", "0_0"]
+    result = plan_scenario(obj, now_ms=5000)
+    assert result["status"] == "ASSIGNOR_FAILED"
+    assert result["error"] == "NONE"
+    by_client = {a["process_id"]: a["active"] for a in result["assignment"]}
+    assert by_client == {P_LOW: ["0_0"], P_NEG: ["0_0", "0_1"]}
+    assert result["metrics"]["active_moves"] == 0
+
+
 def test_an_invalid_assignment_is_reported_as_returned():
     result = plan_scenario(scenario_dict(f"{MODULE}:ActiveTwice"), now_ms=0)
     assert result["status"] == "INVALID_ASSIGNMENT"
