@@ -10,6 +10,7 @@ as active, or as active and standby.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import compress
 from operator import is_, methodcaller
@@ -214,7 +215,11 @@ def _valid_by_sets(
     tasks = application_state.all_tasks()
     # A client's standbys are checked against this set where they are, not gathered into one set first:
     # a lookup per replica instead of an insert (fifty thousand at 1,000 tasks with 50 standbys).
-    may_be_standby = frozenset(compress(tasks, map(has_changelog, tasks.values())))
+    may_be_standby: AbstractSet[TaskId] = (
+        tasks.keys()  # every task has a changelog (most applications): nothing to build
+        if all(map(has_changelog, tasks.values()))
+        else frozenset(compress(tasks, map(has_changelog, tasks.values())))
+    )
     active: set[TaskId] = set()
     active_count = 0
     if roles is None:
