@@ -167,20 +167,12 @@ def _restore_lag(scenario: Scenario, rows: ClientRows) -> int:
         if client is None or not client.task_lags:  # no lags: no task to restore
             continue
         lags = client.task_lags
-        # Most clients run only caught-up actives: their few distinct lags, read in C, say so at once.
-        if all(_caught_up(lag, acceptable) for lag in set(map(lags.get, tasks.active))):
-            continue
         for task in tasks.active:
             lag = lags.get(task)
             if lag is None or lag == LATEST_OFFSET or 0 <= lag <= acceptable:
                 continue  # no changelog, or caught up
             total += scenario.end_offset_sums[task] if lag == UNKNOWN_OFFSET else lag
     return min(total, MAX_LONG)
-
-
-def _caught_up(lag: int | None, acceptable: int) -> bool:
-    """No restore needed: no changelog, a running active's lag, or within the acceptable lag."""
-    return lag is None or lag == LATEST_OFFSET or 0 <= lag <= acceptable
 
 
 def cross_rack_cost(scenario: Scenario, result: Mapping[ProcessId, ClientTasks]) -> int | None:
