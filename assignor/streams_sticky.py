@@ -1237,9 +1237,13 @@ def _each_lacking_process_takes_one(state: _Assignment, remaining: list[tuple[Ta
     # No task has more replicas left than the configured ones: most groups are ruled out without a scan.
     if state.num_standby_replicas < len(processes) - 1:
         return False
-    if min(map(itemgetter(1), remaining)) < len(processes) - 1:
+    tasks: AbstractSet[Task]
+    if not state.numbered.has_history:  # every stateful task with all its replicas left (`_sticky_standbys`)
+        tasks = state.numbered.stateful_set
+    elif min(map(itemgetter(1), remaining)) < len(processes) - 1:
         return False
-    tasks = set(map(itemgetter(0), remaining))
+    else:
+        tasks = set(map(itemgetter(0), remaining))
     order: list[Task] | None = None
     for process in processes.values():
         if process.sole_member is None:
