@@ -70,7 +70,7 @@ class KafkaStreamsAssignment:
     """The tasks one client gets, keyed by task id (one role per task), plus an optional follow-up deadline
     (epoch milliseconds; 0 means "rebalance again immediately")."""
 
-    __slots__ = ("_followup_rebalance_deadline", "_process_id", "_tasks")
+    __slots__ = ("_by_role", "_followup_rebalance_deadline", "_process_id", "_tasks")
 
     def __init__(
         self,
@@ -81,6 +81,22 @@ class KafkaStreamsAssignment:
         self._process_id = process_id
         self._tasks: dict[TaskId, AssignedTask] = {} if tasks is None else tasks
         self._followup_rebalance_deadline = followup_rebalance_deadline
+        self._by_role: TaskIdsByRole | None = None  # given by `with_roles` until a task changes
+
+    @classmethod
+    def with_roles(
+        cls,
+        process_id: ProcessId,
+        tasks: dict[TaskId, AssignedTask],
+        by_role: TaskIdsByRole,
+        followup_rebalance_deadline: int | None = None,
+    ) -> KafkaStreamsAssignment:
+        """An assignment of ``tasks`` whose caller has their ids by role already (an assignor keeping one
+        set per role): ``by_role`` must be what `task_ids_by_role` reads from ``tasks``, and is returned by
+        it until a task is assigned or removed."""
+        assignment = cls(process_id, tasks, followup_rebalance_deadline)
+        assignment._by_role = by_role
+        return assignment
 
     @classmethod
     def of(cls, process_id: ProcessId, assigned_tasks: Iterable[AssignedTask]) -> KafkaStreamsAssignment:
@@ -97,6 +113,7 @@ class KafkaStreamsAssignment:
 
     def with_followup_rebalance(self, deadline_ms: int) -> KafkaStreamsAssignment:
         """A new assignment sharing this one's tasks, asking the client to rebalance again at the deadline."""
+        self._by_role = None  # either may change the shared tasks from now on
         return KafkaStreamsAssignment(self._process_id, self._tasks, int(deadline_ms))
 
     def followup_rebalance_deadline(self) -> int | None:
@@ -104,10 +121,12 @@ class KafkaStreamsAssignment:
 
     def assign_task(self, task: AssignedTask) -> None:
         """Put the task in, replacing any role the same task id held here."""
+        self._by_role = None
         self._tasks[task.id] = task
 
     def remove_task(self, task: AssignedTask | TaskId) -> None:
         """Remove by task id, whatever the role (Kafka ignores the type here too)."""
+        self._by_role = None
         self._tasks.pop(task.id if isinstance(task, AssignedTask) else task, None)
 
     def tasks(self) -> Mapping[TaskId, AssignedTask]:
@@ -123,7 +142,9 @@ class KafkaStreamsAssignment:
     def task_ids_by_role(self) -> TaskIdsByRole:
         """The task ids as (actives, standbys with the warmups, warmups): what the planner's validation,
         metrics and result read, each client once. An assignor that keeps these sets anyway may return
-        them precomputed (`streams_sticky` does)."""
+        them precomputed (`with_roles`; `streams_sticky` and `high_availability` do)."""
+        if self._by_role is not None:
+            return self._by_role
         tasks = self._tasks.values()
         return (
             frozenset(a.id for a in tasks if a.type is ACTIVE),

@@ -93,13 +93,16 @@ def to_task_assignment(
     active, standby = AssignedTask.active, AssignedTask.standby
     for rank, state in enumerate(states):
         warmups = set(state.warmup_tasks)
-        tasks = {t: active(t) for t in sorted(actives[rank], key=order)}
-        for t in sorted(standby_sets[rank], key=order):
+        client_actives, client_standbys = actives[rank], standby_sets[rank]
+        tasks = {t: active(t) for t in sorted(client_actives, key=order)}
+        for t in sorted(client_standbys, key=order):
             tasks[t] = AssignedTask.warmup(t) if t in warmups else standby(t)
-        assignment = KafkaStreamsAssignment(state.process_id, tasks)
-        if rank == 0 and deadline_ms is not None:
-            assignment = assignment.with_followup_rebalance(deadline_ms)
-        assignments.append(assignment)
+        deadline = int(deadline_ms) if rank == 0 and deadline_ms is not None else None
+        if client_actives.isdisjoint(client_standbys):  # the sets are then the task dict's roles
+            by_role = (client_actives, client_standbys, client_standbys.intersection(warmups))
+            assignments.append(KafkaStreamsAssignment.with_roles(state.process_id, tasks, by_role, deadline))
+        else:  # a task in both roles is kept once, as a standby: let the dict say which
+            assignments.append(KafkaStreamsAssignment(state.process_id, tasks, deadline))
     return TaskAssignment.of(assignments)
 
 

@@ -1337,7 +1337,7 @@ class MemberSplitAssignment(KafkaStreamsAssignment):
     the planner reads only the split and the task ids by role, and a dict entry per task and replica (fifty
     thousand at 1,000 tasks with 50 standbys) costs more than the rest of the client's result."""
 
-    __slots__ = ("_by_role", "_consumer_tasks", "_split_is_current")
+    __slots__ = ("_consumer_tasks", "_split_is_current")  # and the base's `_by_role`
 
     def __init__(
         self, process_id: ProcessId, tasks: dict[TaskId, AssignedTask], split: Mapping[str, ConsumerTasks]

@@ -34,6 +34,26 @@ def test_with_followup_rebalance_shares_the_tasks_and_keeps_the_original():
     assert b.standby_tasks() == [T01]
 
 
+def test_roles_given_with_the_tasks_are_read_until_a_task_changes():
+    given = (frozenset({T00}), frozenset(), frozenset())
+    a = KafkaStreamsAssignment.with_roles(P1, {T00: AssignedTask.active(T00)}, given)
+    assert a.task_ids_by_role() is given
+    a.assign_task(AssignedTask.warmup(T01))
+    assert a.task_ids_by_role() == (frozenset({T00}), frozenset({T01}), frozenset({T01}))
+    b = KafkaStreamsAssignment.with_roles(P1, {T00: AssignedTask.active(T00)}, given)
+    b.remove_task(T00)
+    assert b.task_ids_by_role() == (frozenset(), frozenset(), frozenset())
+
+
+def test_roles_given_with_the_tasks_follow_a_change_made_through_a_follow_up_copy():
+    given = (frozenset({T00}), frozenset(), frozenset())
+    a = KafkaStreamsAssignment.with_roles(P1, {T00: AssignedTask.active(T00)}, given, 7)
+    assert a.followup_rebalance_deadline() == 7
+    b = a.with_followup_rebalance(1234)
+    b.assign_task(AssignedTask.standby(T01))  # the two share their tasks
+    assert a.task_ids_by_role() == b.task_ids_by_role() == (frozenset({T00}), frozenset({T01}), frozenset())
+
+
 def test_sorted_views_and_warmups():
     a = KafkaStreamsAssignment.of(
         P1, [AssignedTask.warmup(T01), AssignedTask.active(TaskId(1, 0)), AssignedTask.active(T00)]

@@ -10,8 +10,15 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 
-from fleet_assignor.assignor import AssignmentConfigs, ClientState, ProcessId, TaskId
-from fleet_assignor.assignor.high_availability import HighAvailabilityTaskAssignor, assign_high_availability
+import pytest
+
+from fleet_assignor.assignor import AssignmentConfigs, ClientState, KafkaStreamsAssignment, ProcessId, TaskId
+from fleet_assignor.assignor.high_availability import (
+    HighAvailabilityTaskAssignor,
+    assign_high_availability,
+    to_task_assignment,
+)
+from fleet_assignor.assignor.scenario import load_scenario
 from tests.fixtures import (
     TASK_0_0,
     TASK_0_1,
@@ -36,6 +43,7 @@ from tests.fixtures import (
     subtopology_skew,
     verify_task_placement,
 )
+from tests.scenario_generator import generate_scenario
 
 LONG_MAX = (1 << 63) - 1
 NINE_TASKS = [TaskId(s, p) for s in range(3) for p in range(3)]
@@ -540,3 +548,27 @@ def test_planning_the_same_scenario_twice_gives_identical_json():
             result.pop("elapsed_ms", None)
             runs.append(json.dumps(result, sort_keys=True))
         assert runs[0] == runs[1]
+
+
+def _roles_of_the_task_dict(assignment: KafkaStreamsAssignment):
+    return KafkaStreamsAssignment(assignment.process_id(), dict(assignment.tasks())).task_ids_by_role()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_roles_an_assignment_carries_are_those_of_its_tasks(seed):
+    # The planner reads each client's task ids by role from the sets the assignor kept (no pass over its
+    # task dict): they must be what the dict says, warmups included, on random applications.
+    state = load_scenario(generate_scenario(seed), now_ms=0).application_state
+    answer = HighAvailabilityTaskAssignor().assign(state)
+    assert [a.task_ids_by_role() for a in answer] == [_roles_of_the_task_dict(a) for a in answer]
+
+
+def test_a_task_in_both_roles_on_one_client_is_counted_as_the_task_dict_keeps_it():
+    # ClientState refuses a task in two roles; forced here, the dict keeps it once, as a standby, and the
+    # roles read from the assignment say so too.
+    client = ClientState(ProcessId.of(1), 1)
+    client.assign_active(TaskId(0, 0))
+    client._standby.add(TaskId(0, 0))
+    (assignment,) = to_task_assignment({client.process_id: client}, None)
+    assert assignment.task_ids_by_role() == (frozenset(), frozenset({TaskId(0, 0)}), frozenset())
+    assert assignment.task_ids_by_role() == _roles_of_the_task_dict(assignment)
