@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from fleet_assignor.assignor.frozen import field_setters, new_object
@@ -243,7 +244,7 @@ def distribute_client_tasks(
     consumers = sorted(client.consumer_client_ids)
     if len(consumers) == 1:
         # Every task goes to the one consumer, whatever the order of the calls.
-        return {consumers[0]: _consumer_tasks(list(set(active)), list(set(standby)))}
+        return {consumers[0]: _consumer_tasks(_distinct(active), _distinct(standby))}
     lags = client.task_lags or {}
     active = sorted_task_ids(set(active))
     held: dict[str, int] = {}  # tasks per consumer so far, shared by the three calls
@@ -261,6 +262,11 @@ def distribute_client_tasks(
     for c, tasks in standbys.items():  # the consumers given standbys only
         shares[c] = consumer_tasks((), _in_task_order(tasks))
     return shares
+
+
+def _distinct(tasks: Iterable[TaskId]) -> list[TaskId]:
+    """The tasks once each (the planner passes sets: listed as they are, not copied into a set first)."""
+    return list(tasks) if isinstance(tasks, AbstractSet) else list(set(tasks))
 
 
 def _client_previous_by_lag(
