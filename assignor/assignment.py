@@ -143,8 +143,10 @@ class KafkaStreamsAssignment:
         """The task ids as (actives, standbys with the warmups, warmups): what the planner's validation,
         metrics and result read, each client once. An assignor that keeps these sets anyway may return
         them precomputed (`with_roles`; `streams_sticky` and `high_availability` do)."""
-        if self._by_role is not None:
-            return self._by_role
+        # Read with a default: a subclass whose own `__init__` skips this one's has no value in the slot.
+        given: TaskIdsByRole | None = getattr(self, "_by_role", None)
+        if given is not None:
+            return given
         tasks = self._tasks.values()
         return (
             frozenset(a.id for a in tasks if a.type is ACTIVE),

@@ -54,6 +54,15 @@ def test_roles_given_with_the_tasks_follow_a_change_made_through_a_follow_up_cop
     assert a.task_ids_by_role() == b.task_ids_by_role() == (frozenset({T00}), frozenset({T01}), frozenset())
 
 
+def test_a_subclass_that_skips_the_base_init_still_reads_its_roles_from_its_tasks():
+    class OwnInit(KafkaStreamsAssignment):  # a custom assignor's own assignment type
+        def __init__(self, process_id, tasks):
+            self._process_id, self._tasks, self._followup_rebalance_deadline = process_id, tasks, None
+
+    own = OwnInit(P1, {T00: AssignedTask.active(T00), T01: AssignedTask.warmup(T01)})
+    assert own.task_ids_by_role() == (frozenset({T00}), frozenset({T01}), frozenset({T01}))
+
+
 def test_sorted_views_and_warmups():
     a = KafkaStreamsAssignment.of(
         P1, [AssignedTask.warmup(T01), AssignedTask.active(TaskId(1, 0)), AssignedTask.active(T00)]
