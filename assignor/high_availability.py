@@ -26,9 +26,11 @@ from fleet_assignor.assignor.assignment import (
     AssignedTask,
     KafkaStreamsAssignment,
     TaskAssignment,
+    TaskIdsByRole,
 )
 from fleet_assignor.assignor.client_state import ClientState
 from fleet_assignor.assignor.configs import AssignmentConfigs, RackAwareStrategy
+from fleet_assignor.assignor.distribution import ConsumerTasks, consumer_tasks
 from fleet_assignor.assignor.gc_pause import collector_paused
 from fleet_assignor.assignor.limits import deadline_after
 from fleet_assignor.assignor.process_id import ProcessId
@@ -94,16 +96,79 @@ def to_task_assignment(
     for rank, state in enumerate(states):
         warmups = set(state.warmup_tasks)
         client_actives, client_standbys = actives[rank], standby_sets[rank]
-        tasks = {t: active(t) for t in sorted(client_actives, key=order)}
-        for t in sorted(client_standbys, key=order):
+        ordered_actives = sorted(client_actives, key=order)
+        ordered_standbys = sorted(client_standbys, key=order)
+        tasks = {t: active(t) for t in ordered_actives}
+        for t in ordered_standbys:
             tasks[t] = AssignedTask.warmup(t) if t in warmups else standby(t)
         deadline = int(deadline_ms) if rank == 0 and deadline_ms is not None else None
-        if client_actives.isdisjoint(client_standbys):  # the sets are then the task dict's roles
-            by_role = (client_actives, client_standbys, client_standbys.intersection(warmups))
-            assignments.append(KafkaStreamsAssignment.with_roles(state.process_id, tasks, by_role, deadline))
-        else:  # a task in both roles is kept once, as a standby: let the dict say which
+        if not client_actives.isdisjoint(client_standbys):  # kept once, as a standby: let the dict say so
             assignments.append(KafkaStreamsAssignment(state.process_id, tasks, deadline))
+            continue
+        by_role = (client_actives, client_standbys, client_standbys.intersection(warmups))
+        pid, consumers = state.process_id, state.consumers
+        if len(consumers) == 1:
+            share = _whole_share(ordered_actives, ordered_standbys)
+            assignments.append(
+                OneConsumerAssignment.with_share(pid, tasks, by_role, consumers[0], share, deadline)
+            )
+        else:
+            assignments.append(KafkaStreamsAssignment.with_roles(pid, tasks, by_role, deadline))
     return TaskAssignment.of(assignments)
+
+
+def _whole_share(actives: list[TaskId], standbys: list[TaskId]) -> ConsumerTasks:
+    """A lone consumer's share: every task of its client, each role in TaskId order."""
+    return consumer_tasks(tuple(actives), tuple(standbys)) if actives or standbys else ConsumerTasks()
+
+
+class OneConsumerAssignment(KafkaStreamsAssignment):
+    """The assignment of a client with one consumer, which runs every task of it: its share, each role in
+    TaskId order (what `distribute_client_tasks` makes of it), comes from the sorted lists the assignment
+    was built from, and is offered to the planner (`consumer_tasks`) until a task changes."""
+
+    __slots__ = ("_share",)
+
+    @classmethod
+    def with_share(
+        cls,
+        process_id: ProcessId,
+        tasks: dict[TaskId, AssignedTask],
+        by_role: TaskIdsByRole,
+        consumer: str,
+        share: ConsumerTasks,
+        followup_rebalance_deadline: int | None = None,
+    ) -> OneConsumerAssignment:
+        assignment = cls(process_id, tasks, followup_rebalance_deadline)
+        assignment._by_role = by_role
+        assignment._share = {consumer: share}
+        return assignment
+
+    def __init__(
+        self,
+        process_id: ProcessId,
+        tasks: dict[TaskId, AssignedTask] | None = None,
+        followup_rebalance_deadline: int | None = None,
+    ) -> None:
+        super().__init__(process_id, tasks, followup_rebalance_deadline)
+        self._share: dict[str, ConsumerTasks] | None = None
+
+    def consumer_tasks(self) -> Mapping[str, ConsumerTasks] | None:
+        """The lone consumer's share while the tasks are as built (None after a change: the planner then
+        splits the tasks itself)."""
+        return self._share
+
+    def assign_task(self, task: AssignedTask) -> None:
+        self._share = None
+        super().assign_task(task)
+
+    def remove_task(self, task: AssignedTask | TaskId) -> None:
+        self._share = None
+        super().remove_task(task)
+
+    def with_followup_rebalance(self, deadline_ms: int) -> KafkaStreamsAssignment:
+        self._share = None  # the copy shares the tasks and may change them
+        return super().with_followup_rebalance(deadline_ms)
 
 
 def _task_rank(

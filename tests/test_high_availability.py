@@ -12,9 +12,18 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pytest
 
-from fleet_assignor.assignor import AssignmentConfigs, ClientState, KafkaStreamsAssignment, ProcessId, TaskId
+from fleet_assignor.assignor import (
+    AssignedTask,
+    AssignmentConfigs,
+    ClientState,
+    KafkaStreamsAssignment,
+    ProcessId,
+    TaskId,
+)
+from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks
 from fleet_assignor.assignor.high_availability import (
     HighAvailabilityTaskAssignor,
+    OneConsumerAssignment,
     assign_high_availability,
     to_task_assignment,
 )
@@ -572,3 +581,36 @@ def test_a_task_in_both_roles_on_one_client_is_counted_as_the_task_dict_keeps_it
     (assignment,) = to_task_assignment({client.process_id: client}, None)
     assert assignment.task_ids_by_role() == (frozenset(), frozenset({TaskId(0, 0)}), frozenset())
     assert assignment.task_ids_by_role() == _roles_of_the_task_dict(assignment)
+
+
+def test_a_lone_consumers_share_is_the_one_the_planner_would_split():
+    # A one-consumer client's assignment offers its consumer's share (every task, each role in TaskId order,
+    # warmups among the standbys): the planner takes it instead of splitting the tasks itself, so it must be
+    # what `distribute_client_tasks` gives, on random applications.
+    offered = 0
+    for seed in range(40):
+        state = load_scenario(generate_scenario(seed), now_ms=0).application_state
+        for assignment in HighAvailabilityTaskAssignor().assign(state):
+            share = assignment.consumer_tasks() if isinstance(assignment, OneConsumerAssignment) else None
+            if share is None:
+                continue
+            offered += 1
+            active, standby, _ = _roles_of_the_task_dict(assignment)
+            assert share == distribute_client_tasks(state.clients[assignment.process_id()], active, standby)
+    assert offered > 20
+
+
+@pytest.mark.parametrize("change", ["assign", "remove", "follow-up copy"])
+def test_a_lone_consumers_share_is_withdrawn_once_a_task_can_change(change):
+    client = ClientState(ProcessId.of(1), 1, consumers=["c1"])
+    client.assign_active(TaskId(0, 0))
+    (assignment,) = to_task_assignment({client.process_id: client}, None)
+    assert isinstance(assignment, OneConsumerAssignment)
+    assert assignment.consumer_tasks() == {"c1": ConsumerTasks((TaskId(0, 0),), ())}
+    if change == "assign":
+        assignment.assign_task(AssignedTask.standby(TaskId(0, 1)))
+    elif change == "remove":
+        assignment.remove_task(TaskId(0, 0))
+    else:
+        assignment.with_followup_rebalance(5).assign_task(AssignedTask.standby(TaskId(0, 1)))
+    assert assignment.consumer_tasks() is None
