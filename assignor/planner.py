@@ -216,8 +216,9 @@ def _merged_clients(task_assignment: TaskAssignment) -> dict[ProcessId, tuple[Cl
 
 
 def _assignor_splits(task_assignment: TaskAssignment) -> dict[ProcessId, Mapping[str, ConsumerTasks]]:
-    """Per client, the split over its consumers the assignor decided itself (an assignment object with
-    ``consumer_tasks()``, as the broker-side `streams_sticky` returns: the broker assigns per member)."""
+    """Per client, the split over its consumers the assignor gives with its answer (an assignment object with
+    ``consumer_tasks()``: the broker-side `streams_sticky`, whose broker assigns per member, and
+    `high_availability` for a one-consumer client, whose share it has in order already)."""
     splits = {}
     for assignment in task_assignment:
         split = _assignor_split(assignment)
