@@ -128,6 +128,7 @@ class OneConsumerAssignment(KafkaStreamsAssignment):
     was built from, and is offered to the planner (`consumer_tasks`) until a task changes."""
 
     __slots__ = ("_share",)
+    _share: dict[str, ConsumerTasks] | None
 
     @classmethod
     def with_share(
@@ -144,19 +145,11 @@ class OneConsumerAssignment(KafkaStreamsAssignment):
         assignment._share = {consumer: share}
         return assignment
 
-    def __init__(
-        self,
-        process_id: ProcessId,
-        tasks: dict[TaskId, AssignedTask] | None = None,
-        followup_rebalance_deadline: int | None = None,
-    ) -> None:
-        super().__init__(process_id, tasks, followup_rebalance_deadline)
-        self._share: dict[str, ConsumerTasks] | None = None
-
     def consumer_tasks(self) -> Mapping[str, ConsumerTasks] | None:
-        """The lone consumer's share while the tasks are as built (None after a change: the planner then
-        splits the tasks itself)."""
-        return self._share
+        """The lone consumer's share while the tasks are as built (None after a change, or when made without
+        `with_share`: the planner then splits the tasks itself)."""
+        share: dict[str, ConsumerTasks] | None = getattr(self, "_share", None)
+        return share
 
     def assign_task(self, task: AssignedTask) -> None:
         self._share = None

@@ -614,3 +614,7 @@ def test_a_lone_consumers_share_is_withdrawn_once_a_task_can_change(change):
     else:
         assignment.with_followup_rebalance(5).assign_task(AssignedTask.standby(TaskId(0, 1)))
     assert assignment.consumer_tasks() is None
+
+
+def test_a_one_consumer_assignment_made_without_its_share_offers_none():
+    assert OneConsumerAssignment(ProcessId.of(1)).consumer_tasks() is None
