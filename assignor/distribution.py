@@ -244,7 +244,8 @@ def distribute_client_tasks(
     consumers = sorted(client.consumer_client_ids)
     if len(consumers) == 1:
         # Every task goes to the one consumer, whatever the order of the calls.
-        return {consumers[0]: _consumer_tasks(_distinct(active), _distinct(standby))}
+        share = lone_consumer_share(_in_task_order(_distinct(active)), _in_task_order(_distinct(standby)))
+        return {consumers[0]: share}
     lags = client.task_lags or {}
     active = sorted_task_ids(set(active))
     held: dict[str, int] = {}  # tasks per consumer so far, shared by the three calls
@@ -282,11 +283,13 @@ def _client_previous_by_lag(
 _NO_TASKS = ConsumerTasks()
 
 
-def _consumer_tasks(active: list[TaskId], standby: list[TaskId]) -> ConsumerTasks:
+def lone_consumer_share(active: Sequence[TaskId], standby: Sequence[TaskId]) -> ConsumerTasks:
+    """The share of a client's only consumer: every task of the client, each role given in TaskId order
+    (`high_availability` has them so; `distribute_client_tasks` sorts them first)."""
     # Most consumers of a client with many threads get nothing: they share one empty value.
     if not active and not standby:
         return _NO_TASKS
-    return consumer_tasks(_in_task_order(active), _in_task_order(standby))
+    return consumer_tasks(tuple(active), tuple(standby))
 
 
 def _in_task_order(tasks: list[TaskId]) -> tuple[TaskId, ...]:

@@ -30,7 +30,7 @@ from fleet_assignor.assignor.assignment import (
 )
 from fleet_assignor.assignor.client_state import ClientState
 from fleet_assignor.assignor.configs import AssignmentConfigs, RackAwareStrategy
-from fleet_assignor.assignor.distribution import ConsumerTasks, consumer_tasks
+from fleet_assignor.assignor.distribution import ConsumerTasks, lone_consumer_share
 from fleet_assignor.assignor.gc_pause import collector_paused
 from fleet_assignor.assignor.limits import deadline_after
 from fleet_assignor.assignor.process_id import ProcessId
@@ -108,18 +108,13 @@ def to_task_assignment(
         by_role = (client_actives, client_standbys, client_standbys.intersection(warmups))
         pid, consumers = state.process_id, state.consumers
         if len(consumers) == 1:
-            share = _whole_share(ordered_actives, ordered_standbys)
+            share = lone_consumer_share(ordered_actives, ordered_standbys)
             assignments.append(
                 OneConsumerAssignment.with_share(pid, tasks, by_role, consumers[0], share, deadline)
             )
         else:
             assignments.append(KafkaStreamsAssignment.with_roles(pid, tasks, by_role, deadline))
     return TaskAssignment.of(assignments)
-
-
-def _whole_share(actives: list[TaskId], standbys: list[TaskId]) -> ConsumerTasks:
-    """A lone consumer's share: every task of its client, each role in TaskId order."""
-    return consumer_tasks(tuple(actives), tuple(standbys)) if actives or standbys else ConsumerTasks()
 
 
 class OneConsumerAssignment(KafkaStreamsAssignment):
