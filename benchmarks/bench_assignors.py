@@ -318,11 +318,19 @@ def main(argv: list[str] | None = None) -> int:
         "a part not run keeps its results from the existing JSON",
     )
     args = parser.parse_args(argv)
+    from benchmarks.host_probe import host_probe_ms
+
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
-    rows = run(args.repeat, args.only) if args.part != "rack_plans" else previous.get("results", [])
-    rack_rows = (
-        run_rack_plans(args.repeat, args.only) if args.part != "assign" else previous.get("rack_plans", [])
-    )
+    # The host's speed when each part ran (benchmarks/host_probe.py); a part not run keeps its earlier one.
+    probes = dict(previous.get("host_probe_ms", {}))
+    rows = previous.get("results", [])
+    if args.part != "rack_plans":
+        probes["assign"] = host_probe_ms()
+        rows = run(args.repeat, args.only)
+    rack_rows = previous.get("rack_plans", [])
+    if args.part != "assign":
+        probes["rack_plans"] = host_probe_ms()
+        rack_rows = run_rack_plans(args.repeat, args.only)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report = {
         "benchmark": "bench_assignors",
@@ -332,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         "results": rows,
         "rack_plans": rack_rows,
         "rack_plans_target_ms": RACK_PLAN_TARGET_MS,
+        "host_probe_ms": probes,
     }
     args.out.write_text(json.dumps(report, indent=1) + "\n")
     return 0

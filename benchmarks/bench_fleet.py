@@ -25,6 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
+from benchmarks.host_probe import host_probe_ms  # noqa: E402
 from fleet_assignor.jobs.config import JobConfig  # noqa: E402
 from fleet_assignor.jobs.grouped import GroupedMapKind  # noqa: E402
 from fleet_assignor.jobs.plan_assignments import run_job  # noqa: E402
@@ -66,6 +67,7 @@ def measure(spark, inputs: Path, size: int, kind: GroupedMapKind, assignor: str 
         shuffle_partitions=shuffle_partitions(size),
     )  # fmt: skip
     load_before = os.getloadavg()[0]
+    probe = host_probe_ms()
     started = time.perf_counter()
     summary = run_job(spark, replace(config))
     seconds = time.perf_counter() - started
@@ -80,6 +82,8 @@ def measure(spark, inputs: Path, size: int, kind: GroupedMapKind, assignor: str 
         "statuses": summary.statuses,
         "shuffle_partitions": config.shuffle_partitions,
         "load_average_1min": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
+        # The host's speed at the time (benchmarks/host_probe.py): runs of different hours compare through it.
+        "host_probe_ms": probe,
         # Sizes and kinds can be measured separately, so each run carries its own date.
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }

@@ -88,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     if pairs is None:
         pairs = collect_pairs(args.applications)
     rows = []
+    from benchmarks.host_probe import host_probe_ms
+
+    probe = host_probe_ms()
     assignors = (("configured (high_availability mostly)", None), ("identity (baseline)", IDENTITY))
     for name, assignor in assignors:
         times = time_applications(pairs, assignor)
@@ -103,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             "method": f"synthetic fleet (seed 7) shaped by prepare_fleet; per application the best of "
             f"{REPEAT} CPU times of planned_table([it]) in one process, after one warm pass",
             "load_average_1min": round(os.getloadavg()[0], 2),
+            "host_probe_ms": probe,  # the host's speed at the time: benchmarks/host_probe.py
             "results": rows,
         },
     )
