@@ -208,3 +208,93 @@ def test_the_two_client_solver_is_the_general_solver_on_standby_pairs():
         problem = PlacementProblem(costs, allowed, current, counts, groups, caps)
         scaled = tie_broken_costs(costs, allowed, current)
         assert _TwoClientSolver.of(scaled, problem).run() == _Solver(scaled, problem).run().tolist()
+
+
+class _SearchOnly(_Solver):
+    """`_Solver` with every insertion searched (no direct placement)."""
+
+    def _placed_directly(self, task, group, labels, rank) -> bool:
+        return False
+
+
+class _CountingDirect(_Solver):
+    def __init__(self, costs, problem) -> None:
+        super().__init__(costs, problem)
+        self.direct = 0
+
+    def _placed_directly(self, task, group, labels, rank) -> bool:
+        placed = super()._placed_directly(task, group, labels, rank)
+        self.direct += placed
+        return placed
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_direct_placement_is_what_the_search_would_do(seed):
+    """An insertion placed without the search (the task stays on its cheapest client, nothing moves) ends
+    in the same placement, potentials and offset as the search: on random problems with many ties (costs
+    0-2), one or several groups, tight and loose caps, and left-out edges."""
+    rng = np.random.default_rng(seed)
+    direct = searched = 0
+    for k in range(150):
+        tasks, clients = int(rng.integers(2, 60)), int(rng.integers(2, 12))
+        problem = _random_problem(rng, tasks, clients, int(rng.integers(1, 5)), float(rng.choice([0.0, 0.3])))
+        if k % 2:
+            looser = problem.group_capacity + rng.integers(0, 2, problem.group_capacity.shape)
+            problem = PlacementProblem(rng.integers(0, 3, (tasks, clients)), problem.allowed, problem.current,
+                                       problem.client_capacity, problem.groups, looser)  # fmt: skip
+        scaled = tie_broken_costs(problem.costs, problem.allowed, problem.current)
+        with_direct, search_only = _CountingDirect(scaled, problem), _SearchOnly(scaled, problem)
+        try:
+            expected = search_only.run()
+        except InfeasiblePlacementError:
+            with pytest.raises(InfeasiblePlacementError):
+                with_direct.run()
+            continue
+        assert np.array_equal(with_direct.run(), expected)
+        assert np.array_equal(with_direct.potential, search_only.potential)
+        assert with_direct.offset == search_only.offset
+        direct += with_direct.direct
+        searched += tasks - with_direct.direct
+    assert direct > 1000 and searched > 500  # both ways were taken many times
+
+
+class _TwoClientSearchOnly(_TwoClientSolver):
+    def _placed_directly(self, task) -> bool:
+        return False
+
+
+class _TwoClientCountingDirect(_TwoClientSolver):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.direct = 0
+
+    def _placed_directly(self, task) -> bool:
+        placed = super()._placed_directly(task)
+        self.direct += placed
+        return placed
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_direct_placement_of_the_two_client_solver_is_what_its_search_would_do(seed):
+    """As above for `_TwoClientSolver` (its own direct placement, in plain Python numbers), on the shape of
+    the standby pairs: up to 10 groups, the input over its caps or within them, costs 0-3."""
+    rng = np.random.default_rng(seed)
+    direct = searched = 0
+    for _ in range(300):
+        tasks = int(rng.integers(1, 30))
+        groups = np.unique(rng.integers(0, int(rng.integers(1, 11)), tasks), return_inverse=True)[1]
+        current = rng.integers(0, 2, tasks)
+        counts = np.bincount(current, minlength=2).astype(np.int64)
+        caps = np.stack([ceil_share(counts, int(size), tasks) for size in np.bincount(groups)])
+        caps = caps + rng.integers(0, 2, caps.shape) * int(rng.integers(0, 2))
+        problem = PlacementProblem(rng.integers(0, 4, (tasks, 2)), np.ones((tasks, 2), dtype=bool), current,
+                                   counts, groups, caps)  # fmt: skip
+        scaled = tie_broken_costs(problem.costs, problem.allowed, problem.current)
+        with_direct = _TwoClientCountingDirect.of(scaled, problem)
+        search_only = _TwoClientSearchOnly.of(scaled, problem)
+        assert with_direct.run() == search_only.run()
+        assert with_direct.potential == search_only.potential
+        assert with_direct.offset == search_only.offset
+        direct += with_direct.direct
+        searched += tasks - with_direct.direct
+    assert direct > 1000 and searched > 300  # both ways were taken many times
