@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,21 @@ def spark(tmp_path_factory):
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _forget_delta_tables_after_each_module():
+    """The suite's one session outlives every module's tables: what a module cached goes with it."""
+    yield
+    if "pyspark.sql" not in sys.modules:  # no module has used Spark yet: nothing to forget
+        return
+    from pyspark.sql import SparkSession
+
+    from tests.fixtures import forget_delta_tables
+
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        forget_delta_tables(session)
 
 
 @pytest.fixture(scope="session")

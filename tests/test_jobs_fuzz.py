@@ -33,7 +33,7 @@ from fleet_assignor.jobs.delta_io import read_complete
 from fleet_assignor.jobs.input_writer import write_input_tables
 from fleet_assignor.jobs.plan_assignments import run_job
 from fleet_assignor.schemas.contract import merge_input_rows
-from tests.fixtures import healthy_app
+from tests.fixtures import forget_delta_tables, healthy_app
 
 pytestmark = pytest.mark.spark
 
@@ -265,11 +265,17 @@ _SETTINGS = {"deadline": None, "database": None, "suppress_health_check": list(H
 @settings(max_examples=FUZZ_EXAMPLES, derandomize=True, **_SETTINGS)
 @given(data=st.data())
 def test_random_breakages_never_sink_the_fleet(spark, tmp_path_factory, marker, data):
-    _fuzz(spark, tmp_path_factory, marker, data)
+    try:
+        _fuzz(spark, tmp_path_factory, marker, data)
+    finally:
+        forget_delta_tables(spark)  # each example writes four new fleets of tables
 
 
 @pytest.mark.soak
 @settings(max_examples=FUZZ_SOAK_EXAMPLES, **_SETTINGS)
 @given(data=st.data())
 def test_random_breakages_never_sink_the_fleet_soak(spark, tmp_path_factory, marker, data):
-    _fuzz(spark, tmp_path_factory, marker, data)
+    try:
+        _fuzz(spark, tmp_path_factory, marker, data)
+    finally:
+        forget_delta_tables(spark)
