@@ -25,8 +25,9 @@ Issue 9 item 3, judged by POLICY.md:
   draw where most consumers carry their own history (the broker's stickiness is per member).
 
 `DIFF_SEEDS` (default 500) sets the seed count of `make test`; `make soak` runs `DIFF_SOAK_SEEDS` (default
-5000) other seeds. Seeds that once failed are kept in `REGRESSION_SEEDS` and always run. Nothing is skipped
-or expected to fail.
+5000) other seeds. Larger groups (up to 30 clients, `LARGER_GROUPS`): `DIFF_LARGER_SEEDS` (default 150) in
+`make test` for the modes judged seed by seed, `DIFF_SOAK_SEEDS` more in `make soak` with KIP-924 sticky too.
+Seeds that once failed are kept in `REGRESSION_SEEDS` and always run. Nothing is skipped or expected to fail.
 """
 
 from __future__ import annotations
