@@ -41,6 +41,10 @@ class Knobs:
     partial_racks_share: float = 0.15
     tags: bool | None = None
     num_standby_replicas: tuple[int, int] = (0, 3)
+    # The other assignment configs, drawn per seed (the defaults are the draws the seeds were first run with).
+    max_warmup_replicas: tuple[int, int] = (1, 3)
+    acceptable_recovery_lags: tuple[int, ...] = (0, 0, 100, 10_000, 10_000, 2**62)
+    probing_rebalance_intervals_ms: tuple[int, ...] = (60_000, 600_000)
     # Which previous-assignment shapes to draw from (see HISTORY_KINDS).
     history: tuple[str, ...] = HISTORY_KINDS
     # Stale ids (tasks the topology lost) and conflicting owners (two previous actives of one task).
@@ -161,10 +165,10 @@ class _Generator:
             rng.choice([0, 1, 1, 10, 10, 100]) if rng.random() < self.knobs.cost_share else None for _ in "tn"
         ]
         configs = {
-            "acceptable_recovery_lag": rng.choice([0, 0, 100, 10_000, 10_000, 2**62]),
-            "max_warmup_replicas": rng.randint(1, 3),
+            "acceptable_recovery_lag": rng.choice(self.knobs.acceptable_recovery_lags),
+            "max_warmup_replicas": _pick(rng, self.knobs.max_warmup_replicas),
             "num_standby_replicas": _pick(rng, self.knobs.num_standby_replicas),
-            "probing_rebalance_interval_ms": rng.choice([60_000, 600_000]),
+            "probing_rebalance_interval_ms": rng.choice(self.knobs.probing_rebalance_intervals_ms),
             "rack_aware_assignment_tags": config_tags,
             "rack_aware_assignment_strategy": rng.choice(self.knobs.strategies),
             "rack_aware_traffic_cost": costs[0],

@@ -27,6 +27,9 @@ Issue 9 item 3, judged by POLICY.md:
 `DIFF_SEEDS` (default 500) sets the seed count of `make test`; `make soak` runs `DIFF_SOAK_SEEDS` (default
 5000) other seeds. Larger groups (up to 30 clients, `LARGER_GROUPS`): `DIFF_LARGER_SEEDS` (default 150) in
 `make test` for the modes judged seed by seed, `DIFF_SOAK_SEEDS` more in `make soak` with KIP-924 sticky too.
+Shapes the default draw never or seldom makes (`UNUSUAL_SHAPES`: two-digit subtopology ids, 3-5 standbys,
+8-32 threads, other warmup budgets, recovery lags and probing intervals, 1-3 clients): `DIFF_UNUSUAL_SEEDS`
+(default 100) each, for the modes judged seed by seed, and `DIFF_SOAK_SEEDS` more each in `make soak`.
 Seeds that once failed are kept in `REGRESSION_SEEDS` and always run. Nothing is skipped or expected to fail.
 """
 
@@ -1237,6 +1240,64 @@ def test_larger_groups_against_kafka(kafka_oracle, mode):
     _LARGER_RUNS[mode](kafka_oracle, seeds)
 
 
+# --- unusual shapes -----------------------------------------------------------------------------------
+
+# Shapes the default draw never or seldom makes, each with what makes it unusual (checked on the draw, so
+# that a change of the generator cannot quietly take it away).
+UNUSUAL_SHAPES: dict[str, tuple[dict[str, Any], Callable[[dict], bool]]] = {
+    # Subtopology ids of two digits (TaskId order is numeric: 10_0 after 9_0, unlike the text).
+    "two_digit_subtopologies": (
+        {"subtopologies": (9, 14), "partitions": (1, 5), "max_tasks": 250},
+        lambda s: any(int(t["id"].split("_")[0]) >= 10 for t in s["tasks"]),
+    ),
+    "many_standbys": (
+        {"num_standby_replicas": (3, 5), "clients": (2, 12)},
+        lambda s: s["configs"]["num_standby_replicas"] >= 3,
+    ),
+    "many_threads": (
+        {"threads": (8, 32), "clients": (1, 4), "max_tasks": 300},
+        lambda s: min(c["threads"] for c in s["clients"]) >= 8,
+    ),
+    # Warmup budgets over the default draw's 3, recovery lags between its values, other probing intervals.
+    "other_configs": (
+        {
+            "max_warmup_replicas": (1, 12),
+            "acceptable_recovery_lags": (1, 5, 50, 1_000, 99_999, 500_000),
+            "probing_rebalance_intervals_ms": (60_000, 123_456, 3_600_000),
+        },
+        lambda s: s["configs"]["max_warmup_replicas"] > 3,
+    ),
+    "tiny_groups": (
+        {"clients": (1, 3), "threads": (1, 2), "partitions": (1, 3)},
+        lambda s: len(s["clients"]) <= 3,
+    ),
+}
+UNUSUAL_SEEDS = int(os.environ.get("DIFF_UNUSUAL_SEEDS", "100"))
+UNUSUAL_FIRST_SEED = 90_000_000
+# KIP-924 sticky is judged over many seeds (see `_LARGER_RUNS`); on 400 seeds of these shapes Kafka's was
+# better on 0-5 (2026-11-27, the known trade-offs of docs/kafka-oracle.md), so it is not run here.
+_UNUSUAL_MODES: dict[str, Callable[[Any, list[int], Knobs, Knobs], None]] = {
+    "high_availability": lambda oracle, seeds, plain, rack: _run_high_availability(
+        oracle, seeds, knobs=plain
+    ),
+    "fallback_prior": lambda oracle, seeds, plain, rack: _run_fallback(oracle, seeds, plain),
+    "optimize_rack": lambda oracle, seeds, plain, rack: _run_optimizers(oracle, seeds, rack),
+    "streams_sticky": lambda oracle, seeds, plain, rack: _run_streams_sticky(oracle, seeds, plain),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(_UNUSUAL_MODES))
+@pytest.mark.parametrize("shape", sorted(UNUSUAL_SHAPES))
+def test_unusual_shapes_against_kafka(kafka_oracle, shape, mode):
+    """The seed-by-seed checks on shapes outside the default draw."""
+    overrides, unusual = UNUSUAL_SHAPES[shape]
+    plain, rack = replace(DEFAULT_KNOBS, **overrides), replace(RACK_KNOBS, **overrides)
+    seeds = list(range(UNUSUAL_FIRST_SEED, UNUSUAL_FIRST_SEED + UNUSUAL_SEEDS))
+    shown = sum(unusual(generate_scenario(seed, plain)) for seed in seeds)
+    assert shown >= len(seeds) // 2, f"{shape}: only {shown} of {len(seeds)} scenarios have the shape"
+    _UNUSUAL_MODES[mode](kafka_oracle, seeds, plain, rack)
+
+
 # --- soak (make soak) ---------------------------------------------------------------------------------
 
 
@@ -1266,3 +1327,15 @@ def test_soak_larger_groups_against_kafka(kafka_oracle, mode):
         _run_sticky(kafka_oracle, seeds, _larger(DEFAULT_KNOBS))
     else:
         _LARGER_RUNS[mode](kafka_oracle, seeds)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("mode", sorted(_UNUSUAL_MODES))
+@pytest.mark.parametrize("shape", sorted(UNUSUAL_SHAPES))
+def test_soak_unusual_shapes_against_kafka(kafka_oracle, shape, mode):
+    overrides, _ = UNUSUAL_SHAPES[shape]
+    first = UNUSUAL_FIRST_SEED + UNUSUAL_SEEDS
+    seeds = list(range(first, first + SOAK_SEEDS))
+    _UNUSUAL_MODES[mode](
+        kafka_oracle, seeds, replace(DEFAULT_KNOBS, **overrides), replace(RACK_KNOBS, **overrides)
+    )
