@@ -449,13 +449,17 @@ def client_lag(offsets: Sequence[int] | None, previous_active: bool, end_sum: in
     return end_sum if offset > end_sum else end_sum - offset
 
 
-def reported_offset(lag: int, end_sum: int) -> int | None:
+def reported_offset(lag: int, end_sum: int, previous_active: bool = False) -> int | None:
     """The offset sum a client reports for a lag (the inverse of `client_lag`); None when the lag says the
-    client has no state (the whole changelog or more), which is what a missing row means."""
+    client has no state (the whole changelog or more), which is what a missing row means. Not for a
+    previous active: its missing row means a running active (-2), so it reports offset 0, the changelog's
+    start (lag `end_sum`, the most a row can say)."""
     if lag in SENTINELS:
         return lag
     if 0 <= lag < end_sum:
         return end_sum - lag
+    if previous_active and lag >= 0:
+        return 0
     return None
 
 
@@ -668,13 +672,15 @@ def _subscription_rows(app_id: str, client: Mapping) -> list[dict[str, Any]]:
 
 
 def _offset_rows(app_id: str, client: Mapping, ends: Mapping[str, int]) -> list[dict[str, Any]]:
-    """One offset row per task the client has state for, reported by the client's first consumer."""
-    consumer_ids, _, _ = scenario_consumers(client)
+    """One offset row per task the client has state for, or ran with a lag, reported by the client's first
+    consumer."""
+    consumer_ids, prev_active, _ = scenario_consumers(client)
+    ran = set(prev_active)
     rows = []
     for task, lag in sorted((client.get("lags") or {}).items()):
         if task not in ends or lag is None:
             continue
-        offset = reported_offset(lag, ends[task])
+        offset = reported_offset(lag, ends[task], task in ran)
         if offset is None:
             continue
         rows.append(

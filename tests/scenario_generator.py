@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +66,38 @@ class Knobs:
 
 
 DEFAULT_KNOBS = Knobs()
+
+
+# Shapes the default draw never or seldom makes, each with what makes it unusual (checked on the draw, so
+# that a change of the generator cannot quietly take it away).
+UNUSUAL_SHAPES: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], bool]]] = {
+    # Subtopology ids of two digits (TaskId order is numeric: 10_0 after 9_0, unlike the text).
+    "two_digit_subtopologies": (
+        {"subtopologies": (9, 14), "partitions": (1, 5), "max_tasks": 250},
+        lambda s: any(int(t["id"].split("_")[0]) >= 10 for t in s["tasks"]),
+    ),
+    "many_standbys": (
+        {"num_standby_replicas": (3, 5), "clients": (2, 12)},
+        lambda s: s["configs"]["num_standby_replicas"] >= 3,
+    ),
+    "many_threads": (
+        {"threads": (8, 32), "clients": (1, 4), "max_tasks": 300},
+        lambda s: min(c["threads"] for c in s["clients"]) >= 8,
+    ),
+    # Warmup budgets over the default draw's 3, recovery lags between its values, other probing intervals.
+    "other_configs": (
+        {
+            "max_warmup_replicas": (1, 12),
+            "acceptable_recovery_lags": (1, 5, 50, 1_000, 99_999, 500_000),
+            "probing_rebalance_intervals_ms": (60_000, 123_456, 3_600_000),
+        },
+        lambda s: s["configs"]["max_warmup_replicas"] > 3,
+    ),
+    "tiny_groups": (
+        {"clients": (1, 3), "threads": (1, 2), "partitions": (1, 3)},
+        lambda s: len(s["clients"]) <= 3,
+    ),
+}
 
 
 def generate_scenario(seed: int, knobs: Knobs = DEFAULT_KNOBS) -> dict[str, Any]:
