@@ -9,7 +9,7 @@ planner puts into ``error_detail``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -86,8 +86,16 @@ class Scenario:
     lags_computed: bool
     end_offset_sums: Mapping[TaskId, int]  # every task with a changelog partition
     consumers: Mapping[ProcessId, tuple[ConsumerHistory, ...]]  # sorted by consumer id
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # "<JSON path>: <message>", in `error_detail`
     source: str = "<scenario>"
+    # Each warning's (JSON path, message): for callers that name the input otherwise (the fleet job names
+    # the table row a path stands for).
+    warning_sites: tuple[tuple[str, str], ...] = ()
+
+    def with_warnings_named(self, name: Callable[[str], str]) -> Scenario:
+        """This scenario with each warning's path replaced by ``name(path)``."""
+        named = tuple(f"{name(path)}: {message}" for path, message in self.warning_sites)
+        return replace(self, warnings=named)
 
     @property
     def now_ms(self) -> int:
@@ -197,13 +205,13 @@ class _Loader:
     """Walks one scenario dict in document order; the first problem met is the one reported."""
 
     source: str
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (JSON path, message)
     # Each task's id by the text `tasks` gives it: a previous list or a lag naming a task by that same text
     # names a known task, found without parsing the text again (filled by `tasks`).
     known_texts: dict[str, TaskId] = field(default_factory=dict)
 
     def warn(self, path: str, message: str) -> None:
-        self.warnings.append(f"{path}: {message}")
+        self.warnings.append((path, message))
 
     # --- configs --------------------------------------------------------------------------------------
     def configs(self, raw: Any) -> tuple[AssignmentConfigs, str | None, dict[str, str]]:
@@ -682,7 +690,8 @@ def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -
         lags_computed=lags_computed,
         end_offset_sums=MappingProxyType(end_sums),
         consumers=MappingProxyType(dict(sorted(consumer_map.items()))),
-        warnings=tuple(loader.warnings),
+        warnings=tuple(f"{path}: {message}" for path, message in loader.warnings),
+        warning_sites=tuple(loader.warnings),
         source=source,
     )
 

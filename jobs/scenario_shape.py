@@ -109,6 +109,8 @@ def _anchor_end_sums(compact_tasks: list[dict[str, Any]], clients: list[dict[str
 _CLIENT_PATH = re.compile(r"^clients\[(\d+)\](?:\.consumers\[(\d+)\])?(?:\.(\w+))?")
 _TASK_PATH = re.compile(r"^tasks\[(\d+)\]")
 _CONFIG_PATH = re.compile(r"^configs\.(\w+)")
+# A consumer's previous tasks in a scenario, and the client_subscriptions column they come from.
+_HISTORY_COLUMNS = {"prev_active": "prev_active_tasks", "prev_standby": "prev_standby_tasks"}
 
 
 def _entry(container: Any, index: int) -> dict[str, Any]:
@@ -134,10 +136,12 @@ def describe_path(scenario: dict[str, Any], path: str) -> str:
     if match:
         client = _entry(scenario.get("clients"), int(match.group(1)))
         pid = client.get("process_id")
+        field = match.group(3)
         if match.group(2) is not None:
             cid = _entry(client.get("consumers"), int(match.group(2))).get("id")
-            return f"client_subscriptions row (process_id={pid}, consumer_client_id={cid})"
-        field = match.group(3)
+            column = _HISTORY_COLUMNS.get(field or "")
+            suffix = f", column {column}" if column else ""
+            return f"client_subscriptions row (process_id={pid}, consumer_client_id={cid}){suffix}"
         if field == "lags":
             return f"task_offsets rows of (process_id={pid})"
         column = {"rack": "rack_id", "tags": "client_tags", "host_info": "host_info"}.get(field or "")

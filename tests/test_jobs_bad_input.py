@@ -99,17 +99,19 @@ BROKEN = [
      ["client_subscriptions rows of", "column client_tags", "'rack'"]),
 ]  # fmt: skip
 
-# (name, change, what error_detail must mention, or None when nothing is worth a warning)
+# (name, change, what error_detail must mention, or None when nothing is worth a warning): the warning's
+# table, row key and task.
 TOLERATED = [
     ("unknown-task-in-prev-list",
      lambda r, a, i: _set(r, "client_subscriptions", 0, prev_active_tasks=["0_0", "9_9"]),
-     "9_9"),
+     "client_subscriptions row (process_id={p}, consumer_client_id={a}-c1), column prev_active_tasks: "
+     "unknown task 9_9 dropped"),
     ("unknown-task-in-offsets", lambda r, a, i: r["task_offsets"].append(
         _offset(a, i, f"{a}-c1", "7_7", 3)),
-     "7_7"),
+     "task_offsets rows of (process_id={p}): unknown task 7_7 dropped"),
     ("task-in-both-prev-lists",
      lambda r, a, i: _set(r, "client_subscriptions", 1, prev_standby_tasks=["0_1"]),
-     "both"),
+     "client_subscriptions rows of (process_id={p2}): task 0_1 is in both"),
     ("identical-duplicate-end-offsets", lambda r, a, i: r["changelog_end_offsets"].append(
         dict(r["changelog_end_offsets"][0])), None),
     ("identical-duplicate-racks", lambda r, a, i: r["partition_racks"].extend(
@@ -139,7 +141,7 @@ def _fleet() -> tuple[dict, dict, dict]:
         rows = healthy(app, index)
         change(rows, app, index)
         fleets.append(rows)
-        tolerated[app] = word
+        tolerated[app] = None if word is None else word.format(a=app, p=pid(index, 1), p2=pid(index, 2))
     for index in range(200, 203):
         fleets.append(healthy(f"healthy-{index}", index))
     # Rows of an application that is not planned (no applications row, no clients): ignored and counted.

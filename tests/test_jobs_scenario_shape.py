@@ -14,6 +14,12 @@ def test_describe_path_maps_back_to_rows():
     scenario = shape_application("a", compact()).scenario
     assert describe_path(scenario, "clients[1].threads") == f"client_subscriptions rows of (process_id={P2})"
     assert describe_path(scenario, "clients[0].consumers[0].prev_active[0]") == (
+        f"client_subscriptions row (process_id={P1}, consumer_client_id=c1), column prev_active_tasks"
+    )
+    assert describe_path(scenario, "clients[0].consumers[0].prev_standby[2]") == (
+        f"client_subscriptions row (process_id={P1}, consumer_client_id=c1), column prev_standby_tasks"
+    )
+    assert describe_path(scenario, "clients[0].consumers[0]") == (
         f"client_subscriptions row (process_id={P1}, consumer_client_id=c1)"
     )
     assert describe_path(scenario, "clients[0].tags") == (
