@@ -591,9 +591,11 @@ def scenario_to_input_rows(scenarios: Mapping | Iterable[Mapping]) -> dict[str, 
 
     The rows say what the scenario says: per-consumer history when the scenario has it (else the client's
     previous tasks on its first consumer), offset sums from the lags against the inferred end sums (each
-    task's on its first changelog partition, 0 on the others), broker racks under `cluster_id` = the app
+    task's on its first changelog partition, 0 on the others; a previous active reports even a lag of the
+    whole changelog, which its missing row would turn into -2), broker racks under `cluster_id` = the app
     id (so two applications' topics never share rack rows), and no end-offset rows at all when the
-    scenario says `lags_computed: false`."""
+    scenario says `lags_computed: false`. Rows cannot say `lags_computed: false` of an application
+    without changelogs, nor keep the end sums the lags of such a scenario imply."""
     fleet = [scenarios] if isinstance(scenarios, Mapping) else list(scenarios)
     tables: dict[str, list[dict[str, Any]]] = {name: [] for name in INPUT_TABLE_NAMES}
     for scenario in fleet:
