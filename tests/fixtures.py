@@ -262,6 +262,18 @@ def healthy_app(app: str, index: int) -> dict[str, list[dict]]:
     }  # fmt: skip
 
 
+def thread_rows(result: dict) -> list[tuple]:
+    """The `assignments` rows a plan result object says, as (process_id, consumer_client_id, task_id,
+    task_type, is_warmup), sorted."""
+    return sorted(
+        (e["process_id"], consumer, task, kind.upper(), kind == "standby" and task in e["warmup"])
+        for e in result["assignment"]
+        for consumer, tasks in e["consumers"].items()
+        for kind in ("active", "standby")
+        for task in tasks[kind]
+    )
+
+
 def equivalent_scenario(example: dict, app_id: str, *, drop_configs: bool = False) -> dict:
     """The scenario the tables say: consumers carry history (the first consumer holds the client's
     previous tasks, as scenario_to_input_rows writes them)."""

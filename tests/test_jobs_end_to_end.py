@@ -30,7 +30,7 @@ from fleet_assignor.jobs.plan_assignments import run_job
 from fleet_assignor.jobs.prepare import prepare_fleet
 from fleet_assignor.schemas.contract import merge_input_rows, scenario_to_input_rows
 from fleet_assignor.schemas.spark_schemas import INPUT_TABLES
-from tests.fixtures import equivalent_scenario
+from tests.fixtures import equivalent_scenario, thread_rows
 
 pytestmark = pytest.mark.spark
 
@@ -110,14 +110,7 @@ def test_every_example_app_equals_the_one_app_planner(spark, fleet):
             for r in assignments
             if r["app_id"] == app_id
         )
-        want_threads = sorted(
-            (e["process_id"], consumer, task, kind.upper(), kind == "standby" and task in e["warmup"])
-            for e in want["assignment"]
-            for consumer, tasks in e["consumers"].items()
-            for kind in ("active", "standby")
-            for task in tasks[kind]
-        )
-        assert got_threads == want_threads, app_id
+        assert got_threads == thread_rows(want), app_id
 
         state = load_scenario(scenario, now_ms=PLANNED_AT_MS)
         want_transitions = sorted(tuple(t.as_row().values()) for t in task_transitions(state, want))

@@ -22,6 +22,7 @@ from fleet_assignor.jobs.input_writer import write_input_tables
 from fleet_assignor.jobs.plan_assignments import run_job
 from fleet_assignor.jobs.scenario_shape import describe_path
 from fleet_assignor.schemas.contract import input_rows_to_scenarios
+from tests.fixtures import thread_rows
 from tests.scenario_generator import DEFAULT_KNOBS, UNUSUAL_SHAPES, Knobs, generate_scenario
 
 pytestmark = pytest.mark.spark
@@ -100,11 +101,4 @@ def test_every_generated_app_equals_the_one_app_planner(spark, generated_fleet):
             assert got[name] == value, (app_id, name)
         want_clients = {e["process_id"]: (e["active"], e["standby"]) for e in want["assignment"]}
         assert clients.get(app_id, {}) == want_clients, app_id
-        want_threads = sorted(
-            (e["process_id"], consumer, task, kind.upper(), kind == "standby" and task in e["warmup"])
-            for e in want["assignment"]
-            for consumer, tasks in e["consumers"].items()
-            for kind in ("active", "standby")
-            for task in tasks[kind]
-        )
-        assert sorted(threads.get(app_id, [])) == want_threads, app_id
+        assert sorted(threads.get(app_id, [])) == thread_rows(want), app_id
