@@ -451,9 +451,9 @@ def client_lag(offsets: Sequence[int] | None, previous_active: bool, end_sum: in
 
 def reported_offset(lag: int, end_sum: int, previous_active: bool = False) -> int | None:
     """The offset sum a client reports for a lag (the inverse of `client_lag`); None when the lag says the
-    client has no state (the whole changelog or more), which is what a missing row means. Not for a
-    previous active: its missing row means a running active (-2), so it reports offset 0, the changelog's
-    start (lag `end_sum`, the most a row can say)."""
+    client has no state (the whole changelog or more), which is what a missing row means. A previous
+    active's missing row means it runs the task (-2) instead, so it reports offset 0, the changelog's start
+    (lag `end_sum`, the most a row can say)."""
     if lag in SENTINELS:
         return lag
     if 0 <= lag < end_sum:
