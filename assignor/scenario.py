@@ -93,9 +93,10 @@ class Scenario:
     warning_sites: tuple[tuple[str, str], ...] = ()
 
     def with_warnings_named(self, name: Callable[[str], str]) -> Scenario:
-        """This scenario with each warning's path replaced by ``name(path)``."""
-        named = tuple(f"{name(path)}: {message}" for path, message in self.warning_sites)
-        return replace(self, warnings=named)
+        """This scenario with each warning's path replaced by ``name(path)``, sorted: named by table rows,
+        which have no order, they no longer follow the document's."""
+        named = sorted(f"{name(path)}: {message}" for path, message in self.warning_sites)
+        return replace(self, warnings=tuple(named))
 
     @property
     def now_ms(self) -> int:

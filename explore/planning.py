@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -30,6 +31,7 @@ from fleet_assignor.schemas.contract import (
     ROLLED_OUT,
     assignment_rows,
     client_assignment_rows,
+    describe_path,
     result_row,
     scenario_consumers,
     transition_rows,
@@ -71,8 +73,9 @@ def plan_fleet(
     """Plan each scenario as the job plans each application (`load_scenario` + `plan`, the calls of
     `assignor.planner.plan_scenario`); `results` holds the result objects.
 
-    An unusable scenario (ScenarioError) becomes an `INVALID_INPUT` results row naming the JSON path, as
-    the job does, and never stops the others.
+    Warnings name the input rows they are about, as the job's do (`schemas.contract.describe_path`: the
+    rows `scenario_rows` writes for the scenario). An unusable scenario (ScenarioError) becomes an
+    `INVALID_INPUT` results row naming the JSON path and never stops the others.
     """
     from fleet_assignor.assignor.planner import plan
     from fleet_assignor.assignor.scenario import ScenarioError, load_scenario
@@ -87,6 +90,8 @@ def plan_fleet(
         by_app[app_id] = dict(scenario)
         try:
             loaded = load_scenario(dict(scenario), now_ms=now_ms)
+            if loaded.warning_sites:
+                loaded = loaded.with_warnings_named(partial(describe_path, scenario))
             plans[app_id] = (loaded, plan(loaded, assignor=assignor))
         except ScenarioError as error:
             plans[app_id] = None

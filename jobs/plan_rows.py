@@ -19,12 +19,7 @@ from fleet_assignor.assignor.registry import HIGH_AVAILABILITY
 from fleet_assignor.assignor.rollout import RolloutSettings, rollout_report
 from fleet_assignor.assignor.scenario import Scenario, ScenarioError, load_scenario
 from fleet_assignor.assignor.transitions import task_transitions
-from fleet_assignor.jobs.scenario_shape import (
-    AppInput,
-    describe_path,
-    invalid_input_detail,
-    shape_application,
-)
+from fleet_assignor.jobs.scenario_shape import AppInput, invalid_input_detail, shape_application
 from fleet_assignor.schemas.contract import (
     INVALID_INPUT,
     NO_ERROR,
@@ -37,6 +32,7 @@ from fleet_assignor.schemas.contract import (
     ROW_TRANSITION,
     assignment_rows,
     client_assignment_rows,
+    describe_path,
     result_row,
     rollout_row,
     transition_rows,

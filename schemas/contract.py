@@ -14,6 +14,7 @@ among them, mark every column nullable).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -719,6 +720,52 @@ def _rack_rows(app_id: str, scenario: Mapping) -> list[dict[str, Any]]:
         {"cluster_id": app_id, "topic": topic, "partition": partition, "replica_racks": racks}
         for (topic, partition), racks in sorted(seen.items())
     ]
+
+
+# -------------------------------------------------------------------- scenario path -> table and row key
+
+_CLIENT_PATH = re.compile(r"^clients\[(\d+)\](?:\.consumers\[(\d+)\])?(?:\.(\w+))?")
+_TASK_PATH = re.compile(r"^tasks\[(\d+)\]")
+_CONFIG_PATH = re.compile(r"^configs\.(\w+)")
+# A consumer's previous tasks in a scenario, and the client_subscriptions column they come from.
+_HISTORY_COLUMNS = {"prev_active": "prev_active_tasks", "prev_standby": "prev_standby_tasks"}
+
+
+def _entry(container: Any, index: int) -> dict[str, Any]:
+    """The object at `index` of a list, or an empty one: the path comes from a check that just rejected
+    this very input, so any level may be missing or of another type."""
+    if isinstance(container, list) and index < len(container) and isinstance(container[index], dict):
+        return container[index]
+    return {}
+
+
+def describe_path(scenario: Mapping[str, Any], path: str) -> str:
+    """The table, row key and column a scenario JSON path (`clients[2].threads`) stands for (the rows
+    `scenario_to_input_rows` writes, and the job reads). Never raises: a key the input lacks reads `None`."""
+    app_id = scenario.get("app_id")
+    match = _CONFIG_PATH.match(path)
+    if match:
+        return f"applications row (app_id={app_id}), column {match.group(1)}"
+    match = _TASK_PATH.match(path)
+    if match:
+        task_id = _entry(scenario.get("tasks"), int(match.group(1))).get("id")
+        return f"tasks row (task_id={task_id})"
+    match = _CLIENT_PATH.match(path)
+    if match:
+        client = _entry(scenario.get("clients"), int(match.group(1)))
+        pid = client.get("process_id")
+        field = match.group(3)
+        if match.group(2) is not None:
+            cid = _entry(client.get("consumers"), int(match.group(2))).get("id")
+            column = _HISTORY_COLUMNS.get(field or "")
+            suffix = f", column {column}" if column else ""
+            return f"client_subscriptions row (process_id={pid}, consumer_client_id={cid}){suffix}"
+        if field == "lags":
+            return f"task_offsets rows of (process_id={pid})"
+        column = {"rack": "rack_id", "tags": "client_tags", "host_info": "host_info"}.get(field or "")
+        suffix = f", column {column}" if column else ""
+        return f"client_subscriptions rows of (process_id={pid}){suffix}"
+    return f"application (app_id={app_id})"
 
 
 # -------------------------------------------------------------------------------- input rows -> scenarios

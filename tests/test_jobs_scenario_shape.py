@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from fleet_assignor.assignor import ProcessId
-from fleet_assignor.jobs.scenario_shape import describe_path, invalid_input_detail, shape_application
+from fleet_assignor.jobs.scenario_shape import invalid_input_detail, shape_application
+from fleet_assignor.schemas.contract import describe_path
 from tests.fixtures import P1, P2, compact
 
 

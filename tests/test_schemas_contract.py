@@ -321,7 +321,13 @@ def _without(row: dict, *columns: str) -> dict:
 
 @pytest.mark.parametrize("assignor", ASSIGNORS)
 def test_the_explorer_and_the_job_write_the_same_rows_for_the_same_plan(assignor):
-    scenarios = [_example(p) for p in EXAMPLES]
+    # The examples, and generated scenarios with warnings (stale task ids, a task in both previous lists).
+    generated = [generate_scenario(seed) for seed in range(40)]
+    warned = [
+        s for s in generated if s.get("lags_computed", True) and load_scenario(_as_tables_say(s)).warnings
+    ][:6]
+    assert len(warned) == 6
+    scenarios = [_example(p) for p in EXAMPLES] + warned
     frames = explore.plan_fleet(
         map(_as_tables_say, scenarios), now_ms=NOW, assignor=assignor, run_id="r"
     ).frames
@@ -356,6 +362,7 @@ def test_the_explorer_and_the_job_write_the_same_rows_for_the_same_plan(assignor
         client["followup_rebalance_deadline_ms"] = None if pd.isna(deadline) else deadline.value // 1_000_000
     assert sorted(of("CLIENT"), key=key) == sorted(clients, key=key)
     assert len(of("ASSIGNMENT")) > 50
+    assert sum("client_subscriptions row" in (r["error_detail"] or "") for r in of("RESULT")) >= 3
 
 
 # ---------------------------------------------------------------------------- scenario <-> input rows
