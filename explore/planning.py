@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -31,10 +30,10 @@ from fleet_assignor.schemas.contract import (
     ROLLED_OUT,
     assignment_rows,
     client_assignment_rows,
-    describe_path,
     result_row,
     scenario_consumers,
     transition_rows,
+    warnings_naming_rows,
 )
 
 if TYPE_CHECKING:
@@ -90,8 +89,7 @@ def plan_fleet(
         by_app[app_id] = dict(scenario)
         try:
             loaded = load_scenario(dict(scenario), now_ms=now_ms)
-            if loaded.warning_sites:
-                loaded = loaded.with_warnings_named(partial(describe_path, scenario))
+            loaded = warnings_naming_rows(loaded, scenario)
             plans[app_id] = (loaded, plan(loaded, assignor=assignor))
         except ScenarioError as error:
             plans[app_id] = None

@@ -10,7 +10,6 @@ exploration API uses.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from fleet_assignor.assignor.configs import RackAwareStrategy
@@ -36,6 +35,7 @@ from fleet_assignor.schemas.contract import (
     result_row,
     rollout_row,
     transition_rows,
+    warnings_naming_rows,
 )
 
 COLUMNS: tuple[str, ...] = PLANNED_ROWS.column_names
@@ -74,8 +74,7 @@ def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> 
         return [invalid_input_row(app, invalid_input_detail(app.problems), settings)]
     try:
         scenario = load_scenario(app.scenario, source=f"application {app_id}", now_ms=settings.now_ms)
-        if scenario.warning_sites:  # the rows the warnings are about, not the scenario's paths
-            scenario = scenario.with_warnings_named(partial(describe_path, app.scenario))
+        scenario = warnings_naming_rows(scenario, app.scenario)
         planned = plan(
             scenario, assignor=settings.assignor, allowed_assignors=settings.importable_assignors()
         )

@@ -17,13 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.assignor.planner import PlanResult, PlanStatus
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.rollout import RolloutReport
-from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET
+from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
 from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 from fleet_assignor.assignor.transitions import TaskTransition
 
@@ -766,6 +767,14 @@ def describe_path(scenario: Mapping[str, Any], path: str) -> str:
         suffix = f", column {column}" if column else ""
         return f"client_subscriptions rows of (process_id={pid}){suffix}"
     return f"application (app_id={app_id})"
+
+
+def warnings_naming_rows(loaded: Scenario, scenario: Mapping[str, Any]) -> Scenario:
+    """``loaded`` (of ``scenario``) with each warning naming the input rows it is about (`describe_path`)
+    instead of its JSON path: what the job and the explorer's `plan_fleet` write."""
+    if not loaded.warning_sites:
+        return loaded
+    return loaded.with_warnings_named(partial(describe_path, scenario))
 
 
 # -------------------------------------------------------------------------------- input rows -> scenarios

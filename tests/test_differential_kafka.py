@@ -1256,16 +1256,21 @@ _UNUSUAL_MODES: dict[str, Callable[[Any, list[int], Knobs, Knobs], None]] = {
 }
 
 
+def _unusual_knobs(shape: str) -> tuple[Knobs, Knobs]:
+    """The shape's draw on the default knobs and on the rack optimizers' knobs."""
+    overrides = UNUSUAL_SHAPES[shape][0]
+    return replace(DEFAULT_KNOBS, **overrides), replace(RACK_KNOBS, **overrides)
+
+
 @pytest.mark.parametrize("mode", sorted(_UNUSUAL_MODES))
 @pytest.mark.parametrize("shape", sorted(UNUSUAL_SHAPES))
 def test_unusual_shapes_against_kafka(kafka_oracle, shape, mode):
     """The seed-by-seed checks on shapes outside the default draw."""
-    overrides, unusual = UNUSUAL_SHAPES[shape]
-    plain, rack = replace(DEFAULT_KNOBS, **overrides), replace(RACK_KNOBS, **overrides)
     seeds = list(range(UNUSUAL_FIRST_SEED, UNUSUAL_FIRST_SEED + UNUSUAL_SEEDS))
-    shown = sum(unusual(generate_scenario(seed, plain)) for seed in seeds)
+    plain, _ = _unusual_knobs(shape)
+    shown = sum(UNUSUAL_SHAPES[shape][1](generate_scenario(seed, plain)) for seed in seeds)
     assert shown >= len(seeds) // 2, f"{shape}: only {shown} of {len(seeds)} scenarios have the shape"
-    _UNUSUAL_MODES[mode](kafka_oracle, seeds, plain, rack)
+    _UNUSUAL_MODES[mode](kafka_oracle, seeds, *_unusual_knobs(shape))
 
 
 # --- soak (make soak) ---------------------------------------------------------------------------------
@@ -1303,9 +1308,5 @@ def test_soak_larger_groups_against_kafka(kafka_oracle, mode):
 @pytest.mark.parametrize("mode", sorted(_UNUSUAL_MODES))
 @pytest.mark.parametrize("shape", sorted(UNUSUAL_SHAPES))
 def test_soak_unusual_shapes_against_kafka(kafka_oracle, shape, mode):
-    overrides, _ = UNUSUAL_SHAPES[shape]
     first = UNUSUAL_FIRST_SEED + UNUSUAL_SEEDS
-    seeds = list(range(first, first + SOAK_SEEDS))
-    _UNUSUAL_MODES[mode](
-        kafka_oracle, seeds, replace(DEFAULT_KNOBS, **overrides), replace(RACK_KNOBS, **overrides)
-    )
+    _UNUSUAL_MODES[mode](kafka_oracle, list(range(first, first + SOAK_SEEDS)), *_unusual_knobs(shape))

@@ -8,7 +8,6 @@ scenario those rows say (`input_rows_to_scenarios`, tables.md read without Spark
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 
 import pytest
 from pyspark.sql import functions as F
@@ -20,7 +19,7 @@ from fleet_assignor.jobs.config import JobConfig
 from fleet_assignor.jobs.delta_io import read_complete
 from fleet_assignor.jobs.input_writer import write_input_tables
 from fleet_assignor.jobs.plan_assignments import run_job
-from fleet_assignor.schemas.contract import describe_path, input_rows_to_scenarios
+from fleet_assignor.schemas.contract import input_rows_to_scenarios, warnings_naming_rows
 from tests.fixtures import thread_rows
 from tests.scenario_generator import DEFAULT_KNOBS, UNUSUAL_SHAPES, Knobs, generate_scenario
 
@@ -83,8 +82,7 @@ def test_every_generated_app_equals_the_one_app_planner(spark, generated_fleet):
     assert set(results) == set(generated_fleet["scenarios"])
     for app_id, scenario in generated_fleet["scenarios"].items():
         # The job's warnings name the rows they are about (tables.md), the planner's the scenario's paths.
-        loaded = load_scenario(scenario, now_ms=PLANNED_AT_MS)
-        want = plan(loaded.with_warnings_named(partial(describe_path, scenario))).as_dict()
+        want = plan(warnings_naming_rows(load_scenario(scenario, now_ms=PLANNED_AT_MS), scenario)).as_dict()
         got = results[app_id]
         assert (got["status"], got["assignor"], got["error"]) == (
             want["status"], want["assignor"], want["error"],
