@@ -20,9 +20,10 @@ on the broker, so "10" sorts before "2".
 
 Where the order a step visits tasks in cannot change its outcome, the step runs member by member or process
 by process instead: the sticky steps on a group that did not change (`streams_sticky_in_bulk`), the
-least-loaded actives over one-member processes at one load, and the least-loaded replicas when every
-process lacking a task gets one. The state they leave is the task-by-task steps'
-(tests/test_streams_sticky_in_bulk.py).
+least-loaded actives over processes at one load (one-member processes, or members themselves at one count
+or two), and the least-loaded replicas when every process lacking a task gets one. A process's members take
+their least-loaded replicas after the pass over the processes, which reads only the processes' loads and
+tasks. The state they leave is the task-by-task steps' (tests/test_streams_sticky_in_bulk.py).
 
 The broker assigns *members* (a stream thread each); members of one KafkaStreams client share its process
 id. `broker_group` maps our KIP-924 `ApplicationState` onto the broker's input (the mapping is written out
@@ -38,10 +39,10 @@ Kafka's class.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import chain, groupby, repeat
 from operator import attrgetter, is_, itemgetter
 from types import MappingProxyType
 from weakref import WeakKeyDictionary
@@ -72,8 +73,9 @@ BrokerTask = tuple[str, int]
 _DOUBLE_MAX = 1.7976931348623157e308  # Java's Double.MAX_VALUE: a process without members yet
 
 # The sticky steps member by member where their outcome cannot depend on the order (`streams_sticky_in_bulk`),
-# and the least-loaded replicas without a queue where each process lacking a task takes one: the tests turn
-# both off to compare with the task-by-task steps.
+# the least-loaded steps process by process where the processes go through levels, the least-loaded replicas
+# without a queue where each process lacking a task takes one, and members picked for replicas after the pass
+# over the processes: the tests turn them off to compare with the task-by-task steps.
 _IN_BULK = True
 
 
@@ -278,6 +280,7 @@ class _Process:
     __slots__ = (
         "_member_order",
         "_members_by_load",
+        "_standbys_to_place",
         "active_by_member",
         "capacity",
         "load",
@@ -289,7 +292,7 @@ class _Process:
         "tasks",
     )  # fmt: skip
 
-    def __init__(self, process_id: str, member_ids: list[str]) -> None:
+    def __init__(self, process_id: str, member_ids: Sequence[str]) -> None:
         """The process with its members, in the order they were added (all at once: a process can have
         thousands, and the broker adds every member before the first task)."""
         self.process_id = process_id
@@ -310,6 +313,8 @@ class _Process:
         self._members_by_load: _MemberLevel | TwoLevelQueue[str] | JavaPriorityQueue[str] | None = None
         # The member of a one-member process: it takes every task, no queue needed.
         self.sole_member: str | None = member_ids[0] if capacity == 1 else None
+        # Replicas the process took whose members are picked later (`defer_standby`), in order.
+        self._standbys_to_place: list[Task] | None = None
 
     def add_task(self, member_id: str, task: Task, active: bool) -> int:
         """The task to this member; its new task count. Drops the members' queue (their counts changed).
@@ -335,6 +340,8 @@ class _Process:
             return self.add_task(self.sole_member, task, active)
         if not self.member_counts:
             return -1
+        if self._standbys_to_place:
+            self.place_deferred_standbys()
         queue = self._members_by_load
         if queue is None:
             queue = self._members_queue()
@@ -351,13 +358,86 @@ class _Process:
         self._members_by_load = queue  # still right: the member's new count is in it
         return count
 
+    def add_tasks_to_least_loaded_members(self, tasks: list[Task], active: bool) -> list[int]:
+        """`add_task_to_least_loaded_member` of each task in turn, for a process with two or more members
+        (a process's tasks of a pass, where nothing else changes its members between them); the member's
+        task count after each. The members are read off the queue first, then given their tasks."""
+        after = self._give_members(tasks, active)
+        self.tasks.update(tasks)
+        self.task_count += len(tasks)
+        self.load = self.task_count / self.capacity
+        return after
+
+    def defer_standby(self, task: Task) -> None:
+        """A replica to this process (of two or more members), its member picked by the next
+        `place_deferred_standbys` (the standby pass over the processes reads only their loads and tasks:
+        the members then take their replicas at once, as they would have one by one)."""
+        self.tasks.add(task)
+        self.task_count += 1
+        self.load = self.task_count / self.capacity
+        if self._standbys_to_place is None:
+            self._standbys_to_place = [task]
+        else:
+            self._standbys_to_place.append(task)
+
+    def place_deferred_standbys(self) -> None:
+        """The deferred replicas to the least-loaded members, in the order the process took them."""
+        if self._standbys_to_place:
+            self._give_members(self._standbys_to_place, False)
+        self._standbys_to_place = None
+
+    def members_sift(self) -> bool:
+        """Whether the members' queue (made now if not kept) is Java's array, sifted per task, rather than
+        levels read off (its members at one count, or two neighbouring ones)."""
+        if self._members_by_load is None:
+            self._members_by_load = self._members_queue()
+        return isinstance(self._members_by_load, JavaPriorityQueue)
+
+    def _give_members(self, tasks: list[Task], active: bool) -> list[int]:
+        """The members' part of `add_tasks_to_least_loaded_members`: the member counts after each task."""
+        if not tasks:
+            return []
+        queue = self._members_by_load
+        if queue is None:
+            queue = self._members_queue()
+        counts = self.member_counts
+        after = []  # each task's member's count after it
+        if isinstance(queue, JavaPriorityQueue):  # keyed by the counts: kept up to date task by task
+            members = []
+            for _ in tasks:
+                member = queue.peek()
+                assert member is not None  # the queue holds every member
+                count = counts[member] = counts[member] + 1
+                queue.requeue_head_as(count)
+                members.append(member)
+                after.append(count)
+        else:
+            if isinstance(queue, _MemberLevel):
+                members = queue.next_members(len(tasks))
+            else:
+                members = [queue.head()]
+                members.extend(queue.requeue_head_up() for _ in range(len(tasks) - 1))
+                queue.requeue_head_up()
+            for member in members:
+                count = counts[member] = counts[member] + 1
+                after.append(count)
+        by_member = self.active_by_member if active else self.standby_by_member
+        for member, task in zip(members, tasks, strict=True):
+            member_tasks = by_member.get(member)
+            if member_tasks is None:
+                by_member[member] = {task}
+            else:
+                member_tasks.add(task)
+        self._members_by_load = queue  # still right: the members' new counts are in it
+        return after
+
     def _members_queue(self) -> _MemberLevel | TwoLevelQueue[str] | JavaPriorityQueue[str]:
         """Kafka's queue of the members by task count, offered in its HashMap's order; as levels while
         all have one count (a first assignment: then each member in turn takes one task more), and without
         sifting while the counts are two neighbouring ones (a process that just took a task by member id:
         each member of the lower count takes one task more in turn)."""
         if self._member_order is None:
-            self._member_order = hash_map_put_order(list(self.member_counts))
+            self._member_order = hash_map_put_order(list(self.member_counts), distinct=True)
         order = self._member_order
         counts = list(map(self.member_counts.__getitem__, order))
         if counts.count(counts[0]) == len(counts):
@@ -411,6 +491,21 @@ class _MemberLevel:
         self._step = step + 1
         polled = level.polled
         return self._members[polled[step] if step < len(polled) else level.place(step)]
+
+    def next_members(self, count: int) -> list[str]:
+        """`next_member` `count` times, a level's stretch at a time."""
+        members: list[str] = []
+        level = self._level
+        while len(members) < count:
+            if self._step == level.size:
+                self._members = list(map(self._members.__getitem__, level.final()))
+                self._step = 0
+            start = self._step
+            end = min(level.size, start + count - len(members))
+            level.place(end - 1)  # the polls up to there, worked out
+            members.extend(map(self._members.__getitem__, level.polled[start:end]))
+            self._step = end
+        return members
 
 
 def _tasks_per_member(tasks: int, members: int) -> int:
@@ -642,12 +737,18 @@ def _initial_state(numbered: _NumberedGroup) -> _Assignment:
     for member_id, process_id in zip(numbered.member_ids, numbered.process_ids, strict=True):
         member_ids[process_id].append(member_id)
     processes = {process_id: _Process(process_id, ids) for process_id, ids in member_ids.items()}
+    if len(processes) * 4 < members:  # few big processes: each one's members at once
+        member_process: dict[str, _Process] = {}
+        for process in processes.values():
+            member_process.update(dict.fromkeys(process.member_counts, process))
+    else:
+        member_process = dict(
+            zip(numbered.member_ids, map(processes.__getitem__, numbered.process_ids), strict=True)
+        )
     return _Assignment(
         processes=processes,
         process_order=process_order.keys(),
-        member_process=dict(
-            zip(numbered.member_ids, map(processes.__getitem__, numbered.process_ids), strict=True)
-        ),
+        member_process=member_process,
         member_ids=list(numbered.member_ids),
         quotas=quotas,
         num_standby_replicas=group.num_standby_replicas,
@@ -808,9 +909,14 @@ def _least_loaded_actives_by_level(
     read instead of sifted (the queue is not used afterwards, so its array is not kept up to date)."""
     processes = [process for _, process in queue.array]
     # Process by process where each takes a few tasks at least (with one task each, the steps are as short).
-    if _IN_BULK and len(left) > 2 * len(processes) and all(p.sole_member is not None for p in processes):
-        _one_member_processes_by_level(state, processes, left)
-        return
+    if _IN_BULK and len(left) > 2 * len(processes):
+        if all(p.sole_member is not None for p in processes):
+            _one_member_processes_by_level(state, processes, left)
+            return
+        # Members in levels: read off in stretches (members at several counts sift task by task anyway).
+        if all(p.sole_member is None and not p.members_sift() for p in processes):
+            _processes_by_level(state, processes, left)
+            return
     level = requeue_level(len(processes))
     polled, step, quotas = level.polled, 0, state.quotas
     for task in left:
@@ -860,6 +966,50 @@ def _one_member_processes_by_level(state: _Assignment, processes: list[_Process]
     for process in processes:
         process.load = process.task_count / process.capacity
     _count_levels(state.quotas, base, size, len(left))
+
+
+def _processes_by_level(state: _Assignment, processes: list[_Process], left: list[Task]) -> None:
+    """`_least_loaded_actives_by_level` process by process, for processes of two or more members: which
+    process takes each task follows from the levels alone, and inside a process its members take its
+    tasks in the same order whatever the other processes take in between. The quotas then see the
+    members' counts in the tasks' order, as task by task."""
+    level = requeue_level(len(processes))
+    size = level.size
+    level.place(size - 1)  # the level's polls, worked out once per size
+    polled = level.polled[:size]
+    takers: list[int] = []  # per task, the index in `processes` of the process taking it
+    array = list(range(len(processes)))
+    while len(takers) < len(left):
+        takers.extend(map(array.__getitem__, polled))
+        array = list(map(array.__getitem__, level.final()))
+    places: list[list[int]] = [[] for _ in processes]
+    for place, taker in enumerate(takers[: len(left)]):
+        places[taker].append(place)
+    counts = [0] * len(left)  # per task, its member's count after it
+    for process, taken in zip(processes, places, strict=True):
+        if taken:
+            after = process.add_tasks_to_least_loaded_members(list(map(left.__getitem__, taken)), True)
+            for place, count in zip(taken, after, strict=True):
+                counts[place] = count
+    _count_actives_in_order(state, counts)
+
+
+def _count_actives_in_order(state: _Assignment, counts: list[int]) -> None:
+    """`count_active` of each member count in turn, a run of one count at once where the quota it meets
+    stays for all of them (`reached_by`; the first tasks of a big process's members reach the quota 1
+    one after another)."""
+    quotas = state.quotas
+    for count, run in groupby(counts):
+        if count != quotas.active_per_member and count != quotas.all_per_member:
+            continue
+        members = len(list(run))
+        after = quotas.reached_by(members, count, True) if members > 1 else None
+        if after is not None:
+            state.quotas = quotas = after
+            continue
+        for _ in range(members):
+            if count == quotas.active_per_member or count == quotas.all_per_member:
+                quotas.count_active(count)
 
 
 def _count_levels(quotas: _Quotas, base: int, size: int, tasks: int) -> None:
@@ -1116,7 +1266,7 @@ def _least_loaded_standbys_two_level(
             tasks = process.tasks
             if task not in tasks:
                 if process.sole_member is None:
-                    process.add_task_to_least_loaded_member(task, False)
+                    _take_standby(process, task)
                 else:  # `_take_standby` written out: this runs once per replica
                     tasks.add(task)
                 process = requeue_up()
@@ -1209,10 +1359,14 @@ def _leave_two_levels(
 
 
 def _take_standby(process: _Process, task: Task) -> None:
-    """The replica to the process's least-loaded member (the quotas are not read any more). A one-member
-    process's count and load wait for `_count_sole_tasks`: the two-level queue does not read them."""
+    """The replica to the process's least-loaded member (the quotas are not read any more), picked when
+    the standbys are all placed. A one-member process's count and load wait for `_count_sole_tasks`: the
+    two-level queue does not read them."""
     if process.sole_member is None:
-        process.add_task_to_least_loaded_member(task, False)
+        if _IN_BULK:
+            process.defer_standby(task)
+        else:
+            process.add_task_to_least_loaded_member(task, False)
     else:
         process.tasks.add(task)
 
@@ -1250,9 +1404,8 @@ def _each_lacking_process_takes_one(state: _Assignment, remaining: list[tuple[Ta
             if order is None:
                 _in_kafkas_order(state, remaining)
                 order = [task for task, _ in remaining]
-            for task in order:
-                if task not in process.tasks:
-                    process.add_task_to_least_loaded_member(task, False)
+            held = process.tasks
+            process.add_tasks_to_least_loaded_members([task for task in order if task not in held], False)
         else:
             lacking = tasks - process.tasks
             process.tasks |= lacking
@@ -1287,16 +1440,16 @@ def _assign_standbys(state: _Assignment) -> None:
                 if _standby_past_holders(state, queue, task):
                     continue
                 break  # Kafka logs that the capacity is short, and goes on with the next task
-            if process.sole_member is None:
-                count = process.add_task_to_least_loaded_member(task, False)
+            if process.sole_member is None:  # (it has members: two or more)
+                _take_standby(process, task)
                 requeue_as(process.load)
-                if count == -1:
-                    break
             else:  # `add_task` written out, as in `_assign_actives`
                 tasks.add(task)
                 process.task_count += 1
                 process.load = load = process.task_count / process.capacity
                 requeue_as(load)
+    for process in state.processes.values():  # the replicas `_take_standby` deferred
+        process.place_deferred_standbys()
     _settle_sole_standbys(state.processes)
 
 

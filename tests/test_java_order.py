@@ -8,6 +8,7 @@ were checked when the module was written. The broker-side assignor's exactness r
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
 
 import pytest
@@ -309,6 +310,24 @@ def test_put_order_of_large_maps_is_the_one_put_by_put(seed):
     for key in keys:
         one_by_one.put(key)
     assert hash_map_put_order(keys, capacity) == one_by_one.keys()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_put_order_of_distinct_keys_is_the_one_put_by_put(seed):
+    # `distinct=True` sorts a default-sized map's keys at once: the same order as putting them one by one,
+    # also where colliding keys ("Aa"/"BB" products share one hash) crowd a small table's bucket, which
+    # doubles it early (then it puts key by key), or come one short of that.
+    rng = random.Random(seed)
+    colliding = ["".join(p) for p in itertools.product(["Aa", "BB"], repeat=5)]  # 32 keys, one hash
+    crowd = rng.choice([0, 3, 7, 8, 9, 32])
+    others = [f"{rng.getrandbits(64):016x}-consumer-{i}" for i in range(rng.randrange(40, 1500))]
+    keys = colliding[:crowd] + others[:16]
+    rng.shuffle(keys)  # the crowd among the first keys, while the table is small
+    keys += others[16:]
+    one_by_one = JavaHashOrder()
+    for key in keys:
+        one_by_one.put(key)
+    assert hash_map_put_order(keys, distinct=True) == one_by_one.keys()
 
 
 @pytest.mark.parametrize("seed", range(12))
