@@ -733,18 +733,7 @@ def _initial_state(numbered: _NumberedGroup) -> _Assignment:
     )
     process_order = JavaHashOrder(members)  # new HashMap<>(members), filled by computeIfAbsent
     process_order.compute_if_absent_all(numbered.process_ids)
-    member_ids: defaultdict[str, list[str]] = defaultdict(list)
-    for member_id, process_id in zip(numbered.member_ids, numbered.process_ids, strict=True):
-        member_ids[process_id].append(member_id)
-    processes = {process_id: _Process(process_id, ids) for process_id, ids in member_ids.items()}
-    if len(processes) * 4 < members:  # few big processes: each one's members at once
-        member_process: dict[str, _Process] = {}
-        for process in processes.values():
-            member_process.update(dict.fromkeys(process.member_counts, process))
-    else:
-        member_process = dict(
-            zip(numbered.member_ids, map(processes.__getitem__, numbered.process_ids), strict=True)
-        )
+    processes, member_process = _processes_of(numbered, one_member_each=len(process_order) == members)
     return _Assignment(
         processes=processes,
         process_order=process_order.keys(),
@@ -753,6 +742,31 @@ def _initial_state(numbered: _NumberedGroup) -> _Assignment:
         quotas=quotas,
         num_standby_replicas=group.num_standby_replicas,
         numbered=numbered,
+    )
+
+
+def _processes_of(
+    numbered: _NumberedGroup, one_member_each: bool
+) -> tuple[dict[str, _Process], dict[str, _Process]]:
+    """The processes by id, in order of first appearance, each with its members in the group's order, and
+    each member's process."""
+    if one_member_each:  # a thousand clients of one thread: no grouping
+        processes = {
+            process_id: _Process(process_id, (member_id,))
+            for member_id, process_id in zip(numbered.member_ids, numbered.process_ids, strict=True)
+        }
+        return processes, dict(zip(numbered.member_ids, processes.values(), strict=True))
+    member_ids: defaultdict[str, list[str]] = defaultdict(list)
+    for member_id, process_id in zip(numbered.member_ids, numbered.process_ids, strict=True):
+        member_ids[process_id].append(member_id)
+    processes = {process_id: _Process(process_id, ids) for process_id, ids in member_ids.items()}
+    if len(processes) * 4 < len(numbered.member_ids):  # few big processes: each one's members at once
+        member_process: dict[str, _Process] = {}
+        for process in processes.values():
+            member_process.update(dict.fromkeys(process.member_counts, process))
+        return processes, member_process
+    return processes, dict(
+        zip(numbered.member_ids, map(processes.__getitem__, numbered.process_ids), strict=True)
     )
 
 
@@ -918,7 +932,8 @@ def _least_loaded_actives_by_level(
             _processes_by_level(state, processes, left)
             return
     level = requeue_level(len(processes))
-    polled, step, quotas = level.polled, 0, state.quotas
+    polled, step = level.polled, 0
+    counts = []  # the quotas see them after the pass, which does not read them
     for task in left:
         if step == level.size:  # all took one task more: the next level
             processes = list(map(processes.__getitem__, level.final()))
@@ -933,8 +948,8 @@ def _least_loaded_actives_by_level(
             process.tasks.add(task)
             count = process.task_count = process.task_count + 1
             process.load = count / process.capacity
-        if count == quotas.active_per_member or count == quotas.all_per_member:
-            quotas.count_active(count)
+        counts.append(count)
+    _count_actives_in_order(state, counts)
 
 
 def _one_member_processes_by_level(state: _Assignment, processes: list[_Process], left: list[Task]) -> None:
@@ -1033,7 +1048,8 @@ def _count_levels(quotas: _Quotas, base: int, size: int, tasks: int) -> None:
 def _least_loaded_actives(state: _Assignment, queue: JavaPriorityQueue[_Process], left: list[Task]) -> None:
     """Each task to the least-loaded process, inside it to its least-loaded member."""
     # Kafka polls the least-loaded process and offers it back after the task: `requeue_head_as` does both.
-    array, requeue_as, quotas = queue.array, queue.requeue_head_as, state.quotas
+    array, requeue_as = queue.array, queue.requeue_head_as
+    counts = []  # the quotas see them after the pass, which does not read them
     for task in left:
         if not array:
             raise _no_room(task, state, "process")
@@ -1048,9 +1064,9 @@ def _least_loaded_actives(state: _Assignment, queue: JavaPriorityQueue[_Process]
             process.tasks.add(task)
             count = process.task_count = process.task_count + 1
             process.load = count / process.capacity
-        if count == quotas.active_per_member or count == quotas.all_per_member:
-            quotas.count_active(count)
+        counts.append(count)
         requeue_as(process.load)
+    _count_actives_in_order(state, counts)
 
 
 def _settle_sole_actives(processes: Mapping[str, _Process]) -> None:
