@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from fleet_assignor.assignor import ProcessId, TaskId
@@ -210,3 +212,41 @@ def test_standby_moves_count_the_standbys_new_to_their_client(seed):
             before = client.previous_active_tasks | client.previous_standby_tasks if client else frozenset()
             expected += len(row.tasks.standby - row.tasks.warmup - before)
         assert result.metrics.standby_moves == expected
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_restore_lag_is_the_sum_of_the_lags_of_actives_not_caught_up(seed):
+    # scenario.md "Metrics": a running active (-2), a task without a changelog and a lag within the
+    # acceptable one add nothing; an unknown lag (-3) adds the task's whole changelog (the largest lag
+    # reported for it). Random lags at and around those bounds, clients whose actives are all caught up
+    # and clients with one that is not.
+    rng = random.Random(seed)
+    acceptable = rng.choice([0, 10, 10_000])
+    ids = [f"{sub}_{p}" for sub in range(3) for p in range(rng.randint(1, 8))]
+    stateful = {i for i in ids if i[0] != "2"}  # subtopology 2 has no store: no lags
+    values = [-3, -2, 0, 1, acceptable, acceptable + 1, 5 * acceptable + 7]
+    clients = []
+    for n in range(rng.randint(1, 4)):
+        caught_up = rng.random() < 0.4
+        lags = {i: rng.choice([-2, 0, acceptable] if caught_up else values) for i in sorted(stateful)}
+        clients.append({"process_id": f"00000000-0000-0000-0000-{n:012d}", "threads": 1, "lags": lags})
+    scenario = load_scenario({
+        "configs": {"acceptable_recovery_lag": acceptable},
+        "tasks": [_task(i, ["r"], ["r"] if i in stateful else None) for i in ids],
+        "clients": clients,
+    })  # fmt: skip
+    shuffled = rng.sample(ids, len(ids))
+    result = {
+        ProcessId.parse(c["process_id"]): tasks(active=shuffled[n :: len(clients)])
+        for n, c in enumerate(clients)
+    }
+    largest = {i: max([0, *(c["lags"][i] for c in clients)]) for i in stateful}
+    expected = 0
+    for n, client in enumerate(clients):
+        for task in shuffled[n :: len(clients)]:
+            lag = client["lags"].get(task, -2)
+            if lag == -3:
+                expected += largest[task]
+            elif lag > acceptable:
+                expected += lag
+    assert compute_metrics(scenario, result).restore_lag == expected
