@@ -1159,12 +1159,14 @@ def test_streams_sticky_matches_kafka_exactly_with_member_history(kafka_oracle):
 
 def test_streams_sticky_matches_kafka_on_scale_shapes_with_long_holder_lists(kafka_oracle):
     """The benchmark's shapes, small: many standbys make long lists of previous holders in the second
-    round, where ours ends the holder search early (the load floor); a thousand threads on few clients;
-    many standbys on one-thread clients, where a task's holder keeps coming back to the queue's head while
-    the replicas go past it (`TwoLevelQueue.around_head`)."""
+    round, where ours ends the holder search early (the load floor); many threads on few clients (a hundred
+    members per process: their HashMap order sorted at once, their tasks read off in levels process by
+    process); many standbys on one-thread clients, where a task's holder keeps coming back to the queue's
+    head while the replicas go past it (`TwoLevelQueue.around_head`)."""
     firsts = [
         scale_scenario(200, 20, standbys=10),
         scale_scenario(300, 10, threads=30, standbys=3),
+        scale_scenario(700, 4, threads=100, standbys=1),
         scale_scenario(300, 50, standbys=20),
     ]
     scenarios = []
