@@ -1654,9 +1654,26 @@ def _client_assignments(
                 split[consumer] = consumer_tasks(
                     _ids_of(active_by.get(consumer), id_of), _ids_of(standby_by.get(consumer), id_of)
                 )
-            by_role = None
+            # Many consumers: the ids by role from the members' sets (reading them back from the split
+            # would visit every consumer, a thousand per client on a big process); few: from the split.
+            by_role = None if len(consumers) < _MANY_CONSUMERS else _ids_by_role(active_by, standby_by, id_of)
         assignments.append(MemberSplitAssignment.taking(state.process_id, split, by_role))
     return assignments
+
+
+# From this many consumers a client's ids by role are read from its members' sets instead of its split.
+_MANY_CONSUMERS = 16
+
+
+def _ids_by_role(
+    active_by: Mapping[str, set[Task]], standby_by: Mapping[str, set[Task]], id_of: tuple[TaskId, ...]
+) -> TaskIdsByRole:
+    """A process's task ids by role, from its members' sets of task numbers (the broker has no warmups)."""
+    return (
+        frozenset(map(id_of.__getitem__, set().union(*active_by.values()))),
+        frozenset(map(id_of.__getitem__, set().union(*standby_by.values()))),
+        _NO_IDS,
+    )
 
 
 def _ids_of(numbers: AbstractSet[Task] | None, id_of: tuple[TaskId, ...]) -> tuple[TaskId, ...]:
