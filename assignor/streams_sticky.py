@@ -313,7 +313,9 @@ class _Process:
         self._members_by_load: _MemberLevel | TwoLevelQueue[str] | JavaPriorityQueue[str] | None = None
         # The member of a one-member process: it takes every task, no queue needed.
         self.sole_member: str | None = member_ids[0] if capacity == 1 else None
-        # Replicas the process took whose members are picked later (`defer_standby`), in order.
+        # Replicas the process took whose members are picked later (`defer_standby`), in order. Only the
+        # least-loaded standby pass defers; a member-level call places them first, and no task is given to
+        # a member by id after the sticky passes, which come before.
         self._standbys_to_place: list[Task] | None = None
 
     def add_task(self, member_id: str, task: Task, active: bool) -> int:
