@@ -403,8 +403,10 @@ class _Process:
         if queue is None:
             queue = self._members_queue()
         counts = self.member_counts
-        after = []  # each task's member's count after it
-        if isinstance(queue, JavaPriorityQueue):  # keyed by the counts: kept up to date task by task
+        after: list[int] = []  # each task's member's count after it
+        if isinstance(queue, JavaPriorityQueue) and len(queue) == 2:
+            members = _two_members_take(queue, counts, len(tasks), after)
+        elif isinstance(queue, JavaPriorityQueue):  # keyed by the counts: kept up to date task by task
             members = []
             for _ in tasks:
                 member = queue.peek()
@@ -470,6 +472,27 @@ def _add_standby_unless_sole(process: _Process, member_id: str, task: Task) -> N
     member's set from the process's tasks."""
     if process.sole_member is None:
         _add_member_task(process.standby_by_member, member_id, task)
+
+
+def _two_members_take(
+    queue: JavaPriorityQueue[str], counts: dict[str, int], tasks: int, after: list[int]
+) -> list[str]:
+    """`tasks` tasks from a queue of two members, each to its head and requeued (Java's poll and offer: the
+    other member becomes the head, and the polled one climbs back over it only with a count strictly
+    below the other's); the members in turn, their counts after each appended to `after`. Two-thread
+    clients whose counts spread wide take their tasks without a sift call per task."""
+    (_, head), (_, other) = queue.array
+    head_count, other_count = counts[head], counts[other]
+    members = []
+    for _ in range(tasks):
+        head_count += 1
+        members.append(head)
+        after.append(head_count)
+        if head_count >= other_count:
+            head, other, head_count, other_count = other, head, other_count, head_count
+    counts[head], counts[other] = head_count, other_count
+    queue.array[:] = [(head_count, head), (other_count, other)]
+    return members
 
 
 class _MemberLevel:
@@ -929,8 +952,9 @@ def _least_loaded_actives_by_level(
         if all(p.sole_member is not None for p in processes):
             _one_member_processes_by_level(state, processes, left)
             return
-        # Members in levels: read off in stretches (members at several counts sift task by task anyway).
-        if all(p.sole_member is None and not p.members_sift() for p in processes):
+        # Members in levels read off in stretches, two members in turn; more at several counts sift task
+        # by task anyway.
+        if all(p.sole_member is None and (p.capacity == 2 or not p.members_sift()) for p in processes):
             _processes_by_level(state, processes, left)
             return
     level = requeue_level(len(processes))
