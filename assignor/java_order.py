@@ -232,6 +232,9 @@ def _crowds_a_bucket(spread: np.ndarray, first_capacity: int, last_capacity: int
 
 # From this many distinct keys, `hash_map_put_order` sorts them all at once (below it, put by put is as fast).
 _ALL_AT_ONCE_MIN_KEYS = 64
+# Up to this many keys a default-sized map keeps its 16 buckets: no resize (the 13th key), and no bucket can
+# reach the 9 keys that double a small table.
+_SMALL_TABLE_MAX_KEYS = 8
 
 
 def hash_map_put_order(
@@ -239,14 +242,22 @@ def hash_map_put_order(
 ) -> list[str]:
     """Iteration order of a HashMap filled by `put` in the order of `keys` (`distinct`: the caller knows no
     key repeats, which lets a default-sized map of many keys be ordered without a put per key)."""
-    if distinct and initial_capacity is None and len(keys) >= _ALL_AT_ONCE_MIN_KEYS:
-        return _distinct_keys_put_order(keys)
+    if distinct and initial_capacity is None:
+        if len(keys) <= _SMALL_TABLE_MAX_KEYS:  # a process's few members: by bucket, ties in put order
+            return sorted(keys, key=_default_table_bucket)
+        if len(keys) >= _ALL_AT_ONCE_MIN_KEYS:
+            return _distinct_keys_put_order(keys)
     order = JavaHashOrder(initial_capacity)
     for index, key in enumerate(keys):
         if order._capacity >= _MIN_TREEIFY_CAPACITY:
             return _large_table_put_order(order, keys[index:])
         order.put(key)
     return order.keys()
+
+
+def _default_table_bucket(key: str) -> int:
+    """The key's bucket in a 16-bucket table."""
+    return _spread(java_string_hash(key)) & (_DEFAULT_CAPACITY - 1)
 
 
 def _distinct_keys_put_order(keys: list[str]) -> list[str]:

@@ -330,6 +330,23 @@ def test_put_order_of_distinct_keys_is_the_one_put_by_put(seed):
     assert hash_map_put_order(keys, distinct=True) == one_by_one.keys()
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_put_order_of_a_few_distinct_keys_is_the_one_put_by_put(seed):
+    # Up to 8 distinct keys stay in the 16-bucket table: ordered by bucket, ties (the colliding "Aa"/"BB"
+    # products, or keys a bucket apart by chance) in put order.
+    rng = random.Random(seed)
+    colliding = ["".join(p) for p in itertools.product(["Aa", "BB"], repeat=3)]
+    keys = rng.sample(colliding, rng.randint(0, 4)) + [
+        f"consumer-{rng.randrange(10**6)}-{i}" for i in range(8)
+    ]
+    keys = list(dict.fromkeys(keys))[: rng.randint(1, 8)]
+    rng.shuffle(keys)
+    one_by_one = JavaHashOrder()
+    for key in keys:
+        one_by_one.put(key)
+    assert hash_map_put_order(keys, distinct=True) == one_by_one.keys()
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_compute_if_absent_all_is_one_call_per_key(seed):
     # Present keys are skipped unless a resize is pending: the same table as calling for every key.
