@@ -324,16 +324,21 @@ def test_put_order_of_distinct_keys_is_the_one_put_by_put(seed):
     keys = colliding[:crowd] + others[:16]
     rng.shuffle(keys)  # the crowd among the first keys, while the table is small
     keys += others[16:]
-    one_by_one = JavaHashOrder()
+    assert hash_map_put_order(keys, distinct=True) == _put_one_by_one(keys)
+
+
+def _put_one_by_one(keys: list[str]) -> list[str]:
+    """The order of `new HashMap<>()` after a `put` of each key in turn, as `JavaHashOrder` simulates it."""
+    order = JavaHashOrder()
     for key in keys:
-        one_by_one.put(key)
-    assert hash_map_put_order(keys, distinct=True) == one_by_one.keys()
+        order.put(key)
+    return order.keys()
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_put_order_of_a_few_distinct_keys_is_the_one_put_by_put(seed):
     # Up to 8 distinct keys stay in the 16-bucket table: ordered by bucket, ties (the colliding "Aa"/"BB"
-    # products, or keys a bucket apart by chance) in put order.
+    # products, or keys sharing a bucket by chance) in put order.
     rng = random.Random(seed)
     colliding = ["".join(p) for p in itertools.product(["Aa", "BB"], repeat=3)]
     keys = rng.sample(colliding, rng.randint(0, 4)) + [
@@ -341,10 +346,7 @@ def test_put_order_of_a_few_distinct_keys_is_the_one_put_by_put(seed):
     ]
     keys = list(dict.fromkeys(keys))[: rng.randint(1, 8)]
     rng.shuffle(keys)
-    one_by_one = JavaHashOrder()
-    for key in keys:
-        one_by_one.put(key)
-    assert hash_map_put_order(keys, distinct=True) == one_by_one.keys()
+    assert hash_map_put_order(keys, distinct=True) == _put_one_by_one(keys)
 
 
 @pytest.mark.parametrize("seed", range(12))
