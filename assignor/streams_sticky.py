@@ -443,8 +443,11 @@ class _Process:
         if self._member_order is None:
             self._member_order = hash_map_put_order(list(self.member_counts), distinct=True)
         order = self._member_order
-        if len(order) == 2:  # a two-thread client: Java's two-element array, no level to work out
-            return _two_members_queue(order, self.member_counts)
+        if len(order) == 2:  # a two-thread client: Java's queue itself, which `_two_members_take` reads
+            two: JavaPriorityQueue[str] = JavaPriorityQueue(key=self.member_counts.__getitem__)
+            two.offer(order[0])
+            two.offer(order[1])
+            return two
         counts = list(map(self.member_counts.__getitem__, order))
         if counts.count(counts[0]) == len(counts):
             # Equal keys offered into an empty queue stay in offer order: the level starts from `order`.
@@ -474,19 +477,6 @@ def _add_standby_unless_sole(process: _Process, member_id: str, task: Task) -> N
     member's set from the process's tasks."""
     if process.sole_member is None:
         _add_member_task(process.standby_by_member, member_id, task)
-
-
-def _two_members_queue(order: list[str], counts: dict[str, int]) -> JavaPriorityQueue[str]:
-    """Java's queue of two members offered in this order: the second climbs over the first only with a
-    count strictly below its."""
-    first, second = order
-    queue: JavaPriorityQueue[str] = JavaPriorityQueue(key=counts.__getitem__)
-    first_count, second_count = counts[first], counts[second]
-    if second_count < first_count:
-        queue.array[:] = [(second_count, second), (first_count, first)]
-    else:
-        queue.array[:] = [(first_count, first), (second_count, second)]
-    return queue
 
 
 def _two_members_take(
