@@ -266,11 +266,7 @@ def _distinct_keys_put_order(keys: list[str]) -> list[str]:
     count alone sizes the table: a crowded bucket doubles a table of 16 or 32 buckets early, but the 25th
     key makes it 64 buckets either way, and from there a crowded bucket becomes a tree (not emulated, as
     in `JavaHashOrder`) and each insertion past three quarters of the table doubles it."""
-    capacity = _DEFAULT_CAPACITY
-    while len(keys) > capacity * 3 // 4:
-        capacity *= 2
-    buckets = _spread_all(keys) & (capacity - 1)
-    return [keys[i] for i in np.argsort(buckets, kind="stable").tolist()]
+    return _grown_table_order(keys, _DEFAULT_CAPACITY)
 
 
 def _large_table_put_order(order: JavaHashOrder, rest: list[str]) -> list[str]:
@@ -279,10 +275,15 @@ def _large_table_put_order(order: JavaHashOrder, rest: list[str]) -> list[str]:
     crowded bucket becomes a tree and never doubles the table, so the key count alone decides the final
     size: doubled while the keys pass three quarters of it. Trees are not emulated, as in `JavaHashOrder`."""
     keys = list(dict.fromkeys(order._keys + rest))  # `put` of a present key changes nothing
-    capacity = order._capacity
+    return _grown_table_order(keys, order._capacity)
+
+
+def _grown_table_order(keys: list[str], capacity: int) -> list[str]:
+    """Distinct keys in the order a table of `capacity` buckets iterates them once doubled while the keys
+    pass three quarters of it: the bucket index of every key at once, and a stable sort keeping each bucket
+    in insertion order."""
     while len(keys) > capacity * 3 // 4:
         capacity *= 2
-    # The bucket index of every key at once; a stable sort keeps each bucket in insertion order.
     buckets = _spread_all(keys) & (capacity - 1)
     return [keys[i] for i in np.argsort(buckets, kind="stable").tolist()]
 
