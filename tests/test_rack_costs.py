@@ -71,3 +71,13 @@ def test_configured_costs_override_the_callers_defaults_one_by_one():
     assert resolve_costs(5, None, HIGH_AVAILABILITY_DEFAULT_COSTS) == RackCosts(5, 1)
     assert resolve_costs(None, 0, HIGH_AVAILABILITY_DEFAULT_COSTS) == RackCosts(10, 0)
     assert RackCosts(traffic=1, non_overlap=0) == STATELESS_COSTS
+
+
+def test_remote_counts_on_one_rack_are_the_matrix_column_however_often_asked():
+    remote = RemoteCounts({TASK_0_0: TASK_A, TASK_0_1: TASK_B}, PartitionScope.ALL)
+    racks = ["r1", "r2", "r3", None, "r9"]
+    matrix = remote_partition_counts([TASK_A, TASK_B], racks, PartitionScope.ALL)
+    for tasks in ([TASK_0_1], [TASK_0_0, TASK_0_1], [TASK_0_1, TASK_0_0, TASK_0_1]):  # partly known, then all
+        for column, rack in enumerate(racks):
+            row = {TASK_0_0: 0, TASK_0_1: 1}
+            assert remote.counts_on(tasks, rack) == [int(matrix[row[t], column]) for t in tasks]

@@ -94,6 +94,7 @@ class RemoteCounts:
         self._tasks = tasks
         self._scope = scope
         self._cache: dict[TaskId, tuple[int, dict[str, int]]] = {}
+        self._on_rack: dict[str | None, dict[TaskId, int]] = {}
 
     def _entry(self, task: TaskId) -> tuple[int, dict[str, int]]:
         entry = self._cache.get(task)
@@ -111,6 +112,20 @@ class RemoteCounts:
         """Partitions of the task with no replica on ``rack`` (all of them for a client without rack)."""
         total, local = self._entry(task)
         return total if rack is None else total - local.get(rack, 0)
+
+    def counts_on(self, tasks: Sequence[TaskId], rack: str | None) -> list[int]:
+        """``count(task, rack)`` for each of ``tasks``, kept per rack: the pairwise standby swaps ask for the
+        same tasks on the same few racks thousands of times."""
+        known = self._on_rack.get(rack)
+        if known is None:
+            known = self._on_rack[rack] = {}
+        try:
+            return [known[task] for task in tasks]
+        except KeyError:
+            for task in tasks:
+                if task not in known:
+                    known[task] = self.count(task, rack)
+            return [known[task] for task in tasks]
 
     def row(self, task: TaskId, racks: Sequence[str | None]) -> list[int]:
         """``count(task, rack)`` for each of ``racks``."""

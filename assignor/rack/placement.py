@@ -115,15 +115,19 @@ def _pair_placement(
 ) -> list[int]:
     scale = len(tasks) + 1
     traffic, moved = costs.traffic * scale, costs.non_overlap * scale + 1
-    tie_broken = []
-    for task, holder in zip(tasks, current, strict=True):
-        first, second = remote.row(task, client_racks)
-        # `edge_costs` then `tie_broken_costs`: (cost + non_overlap unless held) x scale + 1 unless held
-        if holder == 0:
-            tie_broken.append([traffic * first, traffic * second + moved])
-        else:
-            tie_broken.append([traffic * first + moved, traffic * second])
-    task_groups = [group_of(task) for task in tasks]
+    # `edge_costs` then `tie_broken_costs`: (cost + non_overlap unless held) x scale + 1 unless held
+    tie_broken = [
+        [traffic * first, traffic * second + moved]
+        if holder == 0
+        else [traffic * first + moved, traffic * second]
+        for first, second, holder in zip(
+            remote.counts_on(tasks, client_racks[0]),
+            remote.counts_on(tasks, client_racks[1]),
+            current,
+            strict=True,
+        )
+    ]
+    task_groups = list(map(group_of, tasks))
     index = {key: i for i, key in enumerate(sorted(set(task_groups)))}
     groups = [index[key] for key in task_groups]
     sizes = [0] * len(index)

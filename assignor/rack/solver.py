@@ -620,8 +620,10 @@ class _TwoClientSolver:
 
     def run(self) -> list[int]:
         """The client (0 or 1) of every task."""
+        placed_directly, search = self._placed_directly, self._insert_by_search
         for task in range(len(self.costs)):
-            self._insert(task)
+            if not placed_directly(task):
+                search(task)
         return self.placement
 
     def _delta(self, task: int, client: int) -> int:
@@ -629,12 +631,11 @@ class _TwoClientSolver:
         other = row[1 - client]
         return _NO_EDGE_INT if other >= _NO_EDGE_INT else other - row[client]
 
-    def _insert(self, task: int) -> None:
-        """Dijkstra on reduced costs from the task's two start nodes to the sink, then the augmentation.
-        Heap ranks: sink 0, client nodes 1, F(g, c) 2 where the task could stay on c (room in g's cap and
-        c's count) else 3, and 3 for F(g, c) reached from S(c) (a task must leave again)."""
-        if self._placed_directly(task):
-            return
+    def _insert_by_search(self, task: int) -> None:
+        """An insertion `_placed_directly` did not take: Dijkstra on reduced costs from the task's two start
+        nodes to the sink, then the augmentation. Heap ranks: sink 0, client nodes 1, F(g, c) 2 where the
+        task could stay on c (room in g's cap and c's count) else 3, and 3 for F(g, c) reached from S(c) (a
+        task must leave again)."""
         sink = self.sink
         dist = [_NO_EDGE_INT] * (sink + 1)
         parent = [-1] * (sink + 1)
@@ -652,30 +653,50 @@ class _TwoClientSolver:
 
     def _placed_directly(self, task: int) -> bool:
         """`_Solver._placed_directly`: the first start entry, if of rank 2, takes the task with nothing
-        moving (~93% of a standby pair's insertions)."""
+        moving (~93% of a standby pair's insertions). The two entries compared and the task placed here,
+        without the loop, tuples and calls of the general steps: this runs ~50,000 times a plan."""
         group = self.groups[task]
         pot, offset = self.potential, self.offset
-        load, client_cap = self.load, self.client_cap
-        group_load, group_cap = self.group_load[group], self.group_cap[group]
-        first: tuple[int, int, int] | None = None
-        for client, cost in enumerate(self.costs[task]):
-            if cost < _NO_EDGE_INT:
-                label = cost - pot[2 * group + client] - offset
-                if label < _HALF_INT:
-                    fits = load[client] < client_cap[client] and group_load[client] < group_cap[client]
-                    entry = (label, 2 if fits else 3, client)  # client c's node is 2g + c: the same order
-                    if first is None or entry < first:
-                        first = entry
-        if first is None or first[1] != 2:
-            return False
-        label, _, client = first
-        node, client_node = 2 * group + client, self.s_base + client
+        node = 2 * group
+        cost0, cost1 = self.costs[task]
+        # Each start entry's label; a left-out edge or an unreachable label is no entry (as `_start`).
+        label0 = cost0 - pot[node] - offset if cost0 < _NO_EDGE_INT else _HALF_INT
+        label1 = cost1 - pot[node + 1] - offset if cost1 < _NO_EDGE_INT else _HALF_INT
+        if label0 >= _HALF_INT:
+            if label1 >= _HALF_INT:
+                return False
+            client, label = 1, label1
+        elif label1 < label0:
+            client, label = 1, label1
+        else:
+            client, label = 0, label0
+        load, group_load = self.load, self.group_load[group]
+        fits = load[client] < self.client_cap[client] and group_load[client] < self.group_cap[group][client]
+        if not fits:
+            if label0 != label1 or client == 1:
+                return False
+            # Equal labels: the entries' ranks decide, and client 1's comes first only where it fits.
+            if not (load[1] < self.client_cap[1] and group_load[1] < self.group_cap[group][1]):
+                return False
+            client = 1
+        node += client
+        client_node = self.s_base + client
         at = label + pot[node]
-        at_client, at_sink = at - pot[client_node], at - pot[self.sink]
-        self.offset += at_sink
+        at_sink = at - pot[self.sink]
+        self.offset = offset + at_sink
         pot[node] += label - at_sink
-        pot[client_node] += at_client - at_sink
-        self._place(task, group, client)
+        pot[client_node] += at - pot[client_node] - at_sink
+        # `_place` and `_count`, written out: the task joins F(group, client) as its cheapest member if it is
+        other = cost1 if client == 0 else cost0
+        delta = _NO_EDGE_INT if other >= _NO_EDGE_INT else other - (cost0 if client == 0 else cost1)
+        self.members[node].append(task)
+        best = self.best[node]
+        if best is None or delta < best[0]:
+            self.best[node] = (delta, task)
+        self.placement[task] = client
+        group_load[client] += 1
+        load[client] += 1
+        self.groups_on[client].add(group)
         return True
 
     def _start(self, task: int, dist: list[int], room: tuple[bool, bool]) -> list[tuple[int, int, int]]:
