@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from fleet_assignor.assignor import ClientState, KafkaStreamsState, TaskInfo
 from fleet_assignor.assignor.assignment import AssignedTask, KafkaStreamsAssignment
 from fleet_assignor.assignor.rack import RackAwareTaskAssignor
 from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
+from fleet_assignor.assignor.rack.graph import ceil_share
 from fleet_assignor.assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
+from fleet_assignor.assignor.rack.swaps import _breaks_caps
 from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
 from fleet_assignor.assignor.rack.utils import _swap_pair, _swap_standbys_pairwise
 from fleet_assignor.assignor.standby import (
@@ -247,3 +250,26 @@ def test_the_kip924_pairwise_swaps_leave_the_same_standbys_as_every_pair(seed, s
     remote = RemoteCounts(app.all_tasks(), PartitionScope.CHANGELOG)
     _swap_standbys_pairwise(app, assignments, optimized, remote, costs)
     assert {p: a.tasks() for p, a in assignments.items()} == {p: a.tasks() for p, a in expected.items()}
+
+
+def test_the_screens_cap_check_is_the_graphs_ceil_share():
+    """balance_subtopology's caps of a pair (graph.py: each side's count of a group at most
+    ceil(side's count x group's size / pair's count)), broken by the input or not, as the screen reads
+    them from its counts in one comparison."""
+    rng = random.Random(11)
+    for _ in range(400):
+        groups, partners = rng.randint(1, 6), rng.randint(1, 8)
+        here = np.array([[rng.randint(0, 4) for _ in range(partners)] for _ in range(groups)])
+        there = np.array([[rng.choice((0, 0, 1, 3, 6)) for _ in range(partners)] for _ in range(groups)])
+        given, taken = here.sum(axis=0), there.sum(axis=0)
+        expected = []
+        for p in range(partners):
+            total = int(given[p] + taken[p])
+            sizes = here[:, p] + there[:, p]
+            broken = total > 0 and any(
+                here[g, p] > ceil_share(given[p], int(sizes[g]), total)
+                or there[g, p] > ceil_share(taken[p], int(sizes[g]), total)
+                for g in range(groups)
+            )
+            expected.append(broken)
+        assert _breaks_caps(here, there, given, taken).tolist() == expected

@@ -251,9 +251,10 @@ class SwapScreen:
             block[held_at, held_by] = False
         self._allowed[rows] = block
         self._allowed_by_client[:, rows] = block.T
-        remote = self._remote[rows]
-        own = remote[np.arange(len(rows)), self._rack_column[owners]]
-        self._saving[:, rows] = (self._traffic * (own[:, None] - remote)).T
+        if self._swaps_may_pay:  # else `_may_move` never reads the savings
+            remote = self._remote[rows]
+            own = remote[np.arange(len(rows)), self._rack_column[owners]]
+            self._saving[:, rows] = (self._traffic * (own[:, None] - remote)).T
 
     def movable(self, source: int, destination: int) -> set[TaskId]:
         """The standbys of ``source`` that may move to ``destination``."""
@@ -325,7 +326,9 @@ class SwapScreen:
 def _breaks_caps(here: np.ndarray, there: np.ndarray, given: np.ndarray, taken: np.ndarray) -> np.ndarray:
     """balance_subtopology: per partner, whether the input breaks a cap of the pair's graph (graph.py), a
     group's count over ``ceil(count x size / total)`` on either side. For integers, n > ceil(q) exactly
-    when n - 1 >= q: no division."""
+    when n - 1 >= q: no division. With n, n' the group's movable standbys here and there, c, c' the
+    sides' (given, taken) and t = c + c': (n - 1) t >= c (n + n') is n c' - n' c >= t, and the other
+    side's is n' c - n c' >= t: one comparison of |n c' - n' c| for both sides (t at least 1, as a
+    partner with nothing movable has no cap to break)."""
     total = np.maximum(given + taken, 1)
-    size = here + there
-    return (((here - 1) * total >= given * size) | ((there - 1) * total >= taken * size)).any(axis=0)
+    return (np.abs(here * taken - there * given) >= total).any(axis=0)
