@@ -686,7 +686,7 @@ class _TwoClientSolver:
         self.offset = offset + at_sink
         pot[node] += label - at_sink
         pot[client_node] += at - pot[client_node] - at_sink
-        # `_place` and `_count`, written out: the task joins F(group, client) as its cheapest member if it is
+        # `_place` and `_count` written out: the task joins F(group, client), its best move if none is lower
         other = cost1 if client == 0 else cost0
         delta = _NO_EDGE_INT if other >= _NO_EDGE_INT else other - (cost0 if client == 0 else cost1)
         self.members[node].append(task)
