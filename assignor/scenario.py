@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import ConfigException
@@ -300,11 +300,13 @@ class _Loader:
         raw_partitions = entry.get("partitions")
         if type(raw_partitions) is not list:
             raw_partitions = _optional_list(entry, "partitions", path)
-        partitions = list(map(_plain_partition, raw_partitions))
-        if not all(partitions):  # an entry in another form (None here): checked in full, in document order
+        plain = list(map(_plain_partition, raw_partitions))
+        if all(plain):  # every entry in the job's form
+            partitions = cast(list[TaskTopicPartition], plain)
+        else:  # an entry in another form (None here): checked in full, in document order
             partitions = [
-                plain or self.partition(p, f"{path}.partitions[{j}]")
-                for j, (plain, p) in enumerate(zip(partitions, raw_partitions, strict=True))
+                built or self.partition(p, f"{path}.partitions[{j}]")
+                for j, (built, p) in enumerate(zip(plain, raw_partitions, strict=True))
             ]
         return TaskInfo(task, bool(stores), frozenset(stores), tuple(partitions))
 
