@@ -4,6 +4,7 @@ ones. Both compare the optimum (cost, then moves), never the particular placemen
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -256,6 +257,45 @@ def test_a_direct_placement_is_what_the_search_would_do(seed):
         direct += with_direct.direct
         searched += tasks - with_direct.direct
     assert direct > 1000 and searched > 500  # both ways were taken many times
+
+
+class _CheckingRanks(_Solver):
+    """`_Solver` that checks, before every insertion, the heap ranks it keeps up to date against their
+    definition: 2 where a task could stay (room in the group's cap and the client's count), else 3."""
+
+    checked = 0
+
+    def _insert(self, task: int) -> None:
+        room = (np.array(self.load) < self.client_cap) & (np.array(self.group_load) < self.group_cap)
+        assert np.array_equal(self.rank, np.where(room, 2, 3))
+        _CheckingRanks.checked += 1
+        super()._insert(task)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_kept_ranks_are_the_ranks_of_the_loads_at_every_insertion(seed):
+    """Loads change as tasks are placed and moved (augmentations), and clients fill up; the ranks the
+    solver keeps follow them, with caps tight, loose and zero."""
+    rng = np.random.default_rng(seed)
+    _CheckingRanks.checked = 0
+    for k in range(120):
+        tasks, clients = int(rng.integers(2, 50)), int(rng.integers(2, 10))
+        problem = _random_problem(rng, tasks, clients, int(rng.integers(1, 5)), float(rng.choice([0.0, 0.3])))
+        if k % 2:
+            looser = problem.group_capacity + rng.integers(0, 2, problem.group_capacity.shape)
+            problem = replace(problem, group_capacity=looser)
+        scaled = tie_broken_costs(problem.costs, problem.allowed, problem.current)
+        checking = _CheckingRanks(scaled, problem)
+        try:
+            placement = checking.run()
+        except InfeasiblePlacementError:
+            continue
+        room = (np.array(checking.load) < checking.client_cap) & (
+            np.array(checking.group_load) < checking.group_cap
+        )
+        assert np.array_equal(checking.rank, np.where(room, 2, 3))
+        assert np.array_equal(placement, _SearchOnly(scaled, problem).run())
+    assert _CheckingRanks.checked > 2000
 
 
 class _TwoClientSearchOnly(_TwoClientSolver):

@@ -352,9 +352,10 @@ class _Solver:
         self.costs = costs
         self.tasks, self.clients = costs.shape
         self.groups = problem.groups.astype(np.int64)
-        self.group_cap = problem.group_capacity.astype(np.int64)
-        self.n_groups = self.group_cap.shape[0]
-        self.client_cap = problem.client_capacity.astype(np.int64)
+        # Loads and caps as Python numbers: they are read and written one at a time.
+        self.group_cap: list[list[int]] = problem.group_capacity.tolist()
+        self.n_groups = len(self.group_cap)
+        self.client_cap: list[int] = problem.client_capacity.tolist()
         self.s_base = self.n_groups * self.clients
         self.sink = self.s_base + self.clients
         self.potential = np.zeros(self.sink + 1, dtype=np.int64)
@@ -364,10 +365,13 @@ class _Solver:
         self.settled = np.zeros(self.sink + 1, dtype=bool)
         self.touched: list[int] = []
         self.start_block = slice(0, 0)
-        self.ranks: dict[int, np.ndarray] = {}  # per group, this insertion's
         self.groups_on: list[set[int]] = [set() for _ in range(self.clients)]
-        self.group_load = np.zeros((self.n_groups, self.clients), dtype=np.int64)
-        self.load = np.zeros(self.clients, dtype=np.int64)
+        self.group_load = [[0] * self.clients for _ in range(self.n_groups)]
+        self.load = [0] * self.clients
+        # Heap rank of each (group, client) node: 2 where a task could stay (room in the group's cap and the
+        # client's count), else 3. Kept up to date as loads change (`_count`), not recomputed per insertion.
+        self.room = [cap > 0 for cap in self.client_cap]
+        self.rank = np.where((problem.group_capacity > 0) & np.array(self.room), 2, 3)
         self.placement = np.full(self.tasks, -1, dtype=np.int64)
         self.rows = _Rows(costs, self.clients)
         self.has_no_edge = self.rows.has_no_edge
@@ -393,9 +397,7 @@ class _Solver:
         if self.has_no_edge[task]:
             labels = np.where(start >= NO_EDGE, NO_EDGE, labels)
         # Ties among (group, client) nodes go to clients with room left: their path to the sink is short.
-        self.client_room = self.load < self.client_cap
-        self.ranks.clear()
-        rank = self._rank(group)
+        rank = self.rank[group]
         if self._placed_directly(task, group, labels, rank):
             return
         dist[base : base + clients] = labels
@@ -448,15 +450,15 @@ class _Solver:
         sink, of reduced cost pot[S(c)], makes pot[S(c)] 0, and then the edge F(g, c) -> S(c), of reduced
         cost pot[F(g, c)], makes that 0 too. So S(c), then the sink, come next at F(g, c)'s label, ahead of
         every other entry (whose labels are not lower; ranks 1 and 0 go first among equal labels)."""
-        low = labels.min()
+        client = int(labels.argmin())  # the lowest node of the lowest label
+        low = labels[client]
         if low >= _HALF:
             return False
-        tied = (labels == low).nonzero()[0]
-        client = int(tied[0])
-        if len(tied) > 1:  # the least (label, rank, node): rank 2 first, then the lowest node
+        if rank[client] != 2:  # the least (label, rank, node): a tie of rank 2 comes first
+            tied = (labels == low).nonzero()[0]
             client = int(tied[rank[tied].argmin()])
-        if rank[client] != 2:
-            return False
+            if rank[client] != 2:
+                return False
         pot = self.potential
         node, client_node = group * self.clients + client, self.s_base + client
         at = int(low) + int(pot[node])  # the label without F(g, c)'s potential
@@ -476,15 +478,6 @@ class _Solver:
         self.settled[np.asarray(done, dtype=np.int64)] = False
         self.touched.clear()
 
-    def _rank(self, group: int) -> np.ndarray:
-        """Heap rank of group's nodes per client: 2 where the task could stay (room in the group's cap and
-        the client's count), else 3. Loads change only between insertions: computed once per insertion."""
-        rank = self.ranks.get(group)
-        if rank is None:
-            rank = np.where(self.client_room & (self.group_load[group] < self.group_cap[group]), 2, 3)
-            self.ranks[group] = rank
-        return rank
-
     def _relax_group_node(self, node, label, dist, parent, settled, heap, runs) -> None:
         clients = self.clients
         group, client = divmod(node, clients)
@@ -503,8 +496,8 @@ class _Solver:
             values = cand[improved]
             dist[targets] = values
             parent[targets] = node
-            _push_run(heap, runs, values, self._rank(group)[improved], targets)
-        if self.group_load[group, client] < self.group_cap[group, client]:
+            _push_run(heap, runs, values, self.rank[group][improved], targets)
+        if self.group_load[group][client] < self.group_cap[group][client]:
             target = self.s_base + client
             value = label + int(pot[node] - pot[target])
             if not settled[target] and value < dist[target]:
@@ -568,12 +561,23 @@ class _Solver:
         self._count(group, client, 1)
 
     def _count(self, group: int, client: int, delta: int) -> None:
-        self.group_load[group, client] += delta
+        group_load = self.group_load[group]
+        group_load[client] += delta
         self.load[client] += delta
-        if self.group_load[group, client] > 0:
+        if group_load[client] > 0:
             self.groups_on[client].add(group)
         else:
             self.groups_on[client].discard(group)
+        # The ranks this changes: the node's own, or the client's column when its count crossed its capacity.
+        room = self.load[client] < self.client_cap[client]
+        if room != self.room[client]:
+            self.room[client] = room
+            self.rank[:, client] = [
+                2 if room and load[client] < cap[client] else 3
+                for load, cap in zip(self.group_load, self.group_cap, strict=True)
+            ]
+        else:
+            self.rank[group, client] = 2 if room and group_load[client] < self.group_cap[group][client] else 3
 
 
 class _TwoClientSolver:
