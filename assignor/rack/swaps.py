@@ -290,19 +290,18 @@ class SwapScreen:
         partner_slots = self._slots[start:]
         forward = self._allowed[rows, start:]  # first's standbys that may go to each partner
         backward = self._allowed_by_client[first][partner_slots]  # each partner's that may come here
+        # Both tests below are false for a partner where a side has no movable standby (no swap exists): a
+        # cap is broken only by a side's count of at least one, and a side without one has gain _NO_GAIN.
         if self._groups > 1:
             here, there = self._group_counts(rows, start, forward, backward)
-            given, taken = here.sum(axis=0), there.sum(axis=0)  # each row is in one group
-            may_move = _breaks_caps(here, there, given, taken)
-        else:  # only whether each side has one (any() is cheaper than a count)
-            given = forward.any(axis=0)
-            taken = backward.any(axis=1)
+            may_move = _breaks_caps(here, there, here.sum(axis=0), there.sum(axis=0))  # a row in one group
+        else:
             may_move = np.zeros(len(racks), dtype=bool)
         if self._swaps_may_pay:
             gain_given = np.where(forward, self._saving[:, rows].T[:, racks], _NO_GAIN).max(axis=0)
             gain_taken = np.where(backward, self._saving[own][partner_slots], _NO_GAIN).max(axis=1)
             may_move |= gain_given + gain_taken > self._threshold
-        return (racks != own) & (given > 0) & (taken > 0) & may_move
+        return (racks != own) & may_move
 
     def _group_counts(self, rows, start, forward, backward) -> tuple[np.ndarray, np.ndarray]:
         """(group, partner) counts of first's movable standbys (``here``) and each partner's (``there``)."""
