@@ -131,6 +131,11 @@ class ClientState:
         if warmup:
             self._warmup.add(task)
 
+    def add_unheld_standby(self, task: TaskId) -> None:
+        """`assign_standby` for a caller that has just found the task neither active nor standby here
+        (`has_assigned_task`): the least-loaded standby placement, once per replica."""
+        self._standby.add(task)
+
     def unassign_active(self, task: TaskId) -> None:
         if task not in self._active:
             raise ValueError(f"task {task} is not active on client {self.process_id}")

@@ -98,12 +98,13 @@ class ClientStateView:
 
     def client_handles(self, client: ProcessId) -> ClientHandles:
         """`holds`, `assign_standby` and `load` bound to the client's own state (`place_standbys_by_load`
-        calls them once per replica: no lookup by process id, which hashes in Python)."""
+        calls them once per replica: no lookup by process id, which hashes in Python). Its
+        `assign_standby` is the client's `add_unheld_standby`: the caller has just asked `holds`."""
         state = self._clients[client]
-        return state.has_assigned_task, state.assign_standby, partial(_ASSIGNED_TASK_LOAD, state)
+        return state.has_assigned_task, state.add_unheld_standby, partial(_ASSIGNED_TASK_LOAD, state)
 
 
-# `holds`, `assign_standby` and `load` of one client, bound to it.
+# `holds`, `assign_standby` (of a task `holds` just denied) and `load` of one client, bound to it.
 ClientHandles = tuple[Callable[[TaskId], bool], Callable[[TaskId], None], Callable[[], float]]
 _ASSIGNED_TASK_LOAD: Callable[[ClientState], float] = attrgetter("assigned_task_load")
 
@@ -227,14 +228,6 @@ def _place_on_least_loaded(
     return count
 
 
-def _first_without(order: Sequence[tuple[float, object, int, ClientHandles]], task: TaskId) -> int | None:
-    """Position of the least loaded client in `order` that does not hold `task` yet."""
-    for position, entry in enumerate(order):
-        if not entry[3][0](task):
-            return position
-    return None
-
-
 def place_standbys_by_load(
     view: StandbyPlacementView, tasks: Collection[TaskId], num_standby_replicas: int
 ) -> None:
@@ -257,17 +250,20 @@ def place_standbys_by_load(
     for task in _visiting_order(tasks, sorted):
         missing = num_standby_replicas
         while missing > 0:
-            position = _first_without(order, task)
-            if position is None:
+            position = 0  # of the first client not holding it
+            for entry in order:
+                if not entry[3][0](task):
+                    break
+                position += 1
+            else:
                 break  # every client holds the task
-            entry = order[position]
-            handles = entry[3]
+            load, key, place, handles = entry
             handles[1](task)
             missing -= 1
             new_load = handles[2]()
-            if new_load != entry[0]:
+            if new_load != load:
                 del order[position]
-                insort(order, (new_load, entry[1], entry[2], handles))
+                insort(order, (new_load, key, place, handles))
         if missing:
             log.warning(
                 "unable to assign %d of %d standby replicas of task %s: not enough clients",

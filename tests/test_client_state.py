@@ -21,6 +21,23 @@ def test_assigning_twice_in_any_role_raises_and_unassign_requires_the_role():
     assert c.warmup_tasks == [] and c.assigned_task_count == 0
 
 
+def test_an_unheld_standby_is_a_plain_standby_as_the_standby_placement_adds_it():
+    """`add_unheld_standby` (the least-loaded placement's handle, after it asked `has_assigned_task`) leaves
+    the client as `assign_standby` does: a standby, no warmup, counted in the load."""
+    added, assigned = ClientState(ProcessId.of(1), 2), ClientState(ProcessId.of(1), 2)
+    for c in (added, assigned):
+        c.assign_active(T00)
+    assert not added.has_assigned_task(T01)
+    added.add_unheld_standby(T01)
+    assigned.assign_standby(T01)
+    for c in (added, assigned):
+        assert c.standby_set() == {T01} and c.active_set() == {T00}
+        assert c.has_standby(T01) and not c.has_active(T01) and c.warmup_tasks == []
+        assert c.assigned_task_load == 1.0
+    with pytest.raises(ValueError, match="task 0_1 is already assigned"):
+        added.assign_active(T01)
+
+
 def test_loads_and_quota():
     c = ClientState(ProcessId.of(1), 2)
     c.assign_active(T00)
