@@ -302,7 +302,7 @@ class _Loader:
             raw_partitions = _optional_list(entry, "partitions", path)
         plain = list(map(_plain_partition, raw_partitions))
         if all(plain):  # every entry in the job's form
-            partitions = cast(list[TaskTopicPartition], plain)
+            partitions = cast("list[TaskTopicPartition]", plain)  # quoted: no type object per task
         else:  # an entry in another form (None here): checked in full, in document order
             partitions = [
                 built or self.partition(p, f"{path}.partitions[{j}]")

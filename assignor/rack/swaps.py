@@ -225,8 +225,9 @@ class SwapScreen:
         self._version = 0
 
     def _fill_rows(self, rows: list[int]) -> None:
-        """The rows' ``allowed`` (and its transpose) and ``saving`` from their owners and holders now, all
-        rows at once: a move refills every row of its tasks (a handful), and numpy's cost is per call."""
+        """The rows' ``allowed`` (and its transpose) and, when swaps may pay, ``saving`` from their owners and
+        holders now, all rows at once: a move refills every row of its tasks (a handful), and numpy's cost
+        is per call."""
         if not rows:
             return
         owners = self._owner[rows]
