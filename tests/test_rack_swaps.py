@@ -16,9 +16,9 @@ from fleet_assignor.assignor.rack import RackAwareTaskAssignor
 from fleet_assignor.assignor.rack.costs import PartitionScope, RackCosts, RemoteCounts
 from fleet_assignor.assignor.rack.graph import ceil_share
 from fleet_assignor.assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
-from fleet_assignor.assignor.rack.swaps import _breaks_caps
+from fleet_assignor.assignor.rack.swaps import SwapScreen, _breaks_caps, swap_rounds
 from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
-from fleet_assignor.assignor.rack.utils import _swap_pair, _swap_standbys_pairwise
+from fleet_assignor.assignor.rack.utils import _solve_pair, _swap_pair, _swap_screen, _swap_standbys_pairwise
 from fleet_assignor.assignor.standby import (
     AnyStandbyMove,
     ClientStateView,
@@ -250,6 +250,45 @@ def test_the_kip924_pairwise_swaps_leave_the_same_standbys_as_every_pair(seed, s
     remote = RemoteCounts(app.all_tasks(), PartitionScope.CHANGELOG)
     _swap_standbys_pairwise(app, assignments, optimized, remote, costs)
     assert {p: a.tasks() for p, a in assignments.items()} == {p: a.tasks() for p, a in expected.items()}
+
+
+def _checked_moves(seed: int) -> int:
+    """One pairwise run of a random balance_subtopology case with the screen's movable counts compared to a
+    recount after every move; how many moves were checked."""
+    traffic, non_overlap = COSTS[seed % len(COSTS)]
+    costs = RackCosts(traffic, non_overlap)
+    app, assignments = _kip924_case(seed, "balance_subtopology", tags=seed % 2 == 0)
+    optimized = {t for a in assignments.values() for t in a.standby_tasks()}
+    remote = RemoteCounts(app.all_tasks(), PartitionScope.CHANGELOG)
+    strategy = app.assignment_configs().rack_aware_assignment_strategy
+    client_ids = sorted(app.clients)
+    screen: SwapScreen = _swap_screen(app, assignments, client_ids, optimized, remote, costs, strategy)
+    racks = [app.clients[c].rack_id for c in client_ids]
+    checked = 0
+
+    def swap(i: int, j: int) -> bool:
+        nonlocal checked
+        pair = (client_ids[i], client_ids[j])
+        moves = _solve_pair(
+            assignments, pair, [racks[i], racks[j]], screen.movable(i, j), screen.movable(j, i), strategy,
+            remote, costs,
+        )  # fmt: skip
+        if moves:
+            screen.moved([(task, (i, j)[source], (i, j)[destination]) for task, source, destination in moves])
+            if screen._movable is not None:
+                assert np.array_equal(screen._movable, screen._movable_counts(len(client_ids))), seed
+                checked += 1
+        return bool(moves)
+
+    swap_rounds(len(client_ids), screen, swap)
+    return checked
+
+
+def test_the_screens_movable_counts_follow_the_moves():
+    """balance_subtopology's screen keeps, per client, group and destination, how many of the client's
+    standbys of the group may move there, updated row by row on each move: after every move of pairwise
+    runs (random cases, with and without client tags) they equal a recount from the screen's rows."""
+    assert sum(_checked_moves(seed) for seed in range(40)) >= 50
 
 
 def test_the_screens_cap_check_is_the_graphs_ceil_share():

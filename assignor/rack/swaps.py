@@ -208,11 +208,6 @@ class SwapScreen:
             self._slots[client, filled[client]] = row
             self._slot_of[row] = filled[client]
             filled[client] += 1
-        # For the caps of balance_subtopology: each row's group as a one-hot row (the padding row: none) and,
-        # per slot, client x groups + the group of the row in it (the key of a (client, group) count).
-        self._group_one_hot = np.zeros((rows + 1, max(self._groups, 1)), dtype=np.float32)
-        self._group_one_hot[np.arange(rows), self._group[:rows]] = 1.0
-        self._slot_key = np.arange(clients)[:, None] * self._groups + self._group[self._slots]
         # A saving is at most traffic x the spread of the row's remote counts over the racks: when twice the
         # largest spread is within 2 x non_overlap (the sticky assignors' costs), no swap ever pays.
         spread = self._remote[:rows].max(axis=1) - self._remote[:rows].min(axis=1) if rows else np.zeros(1)
@@ -221,8 +216,23 @@ class SwapScreen:
         self._allowed_by_client = np.zeros((clients, rows + 1), dtype=bool)  # its transpose, for gathers
         # saving[k, row]: traffic x partitions the row's standby stops reading remotely on rack column k.
         self._saving = np.zeros((len(racks), rows + 1), dtype=np.int64)
+        # For the caps of balance_subtopology: movable[c, g, d], how many of c's standbys in group g may move
+        # onto d, kept up to date row by row as moves refill rows (a screen call then reads two slices).
+        self._movable: np.ndarray | None = None
         self._fill_rows(list(range(rows)))
+        if self._groups > 1:
+            self._movable = self._movable_counts(clients)
+            # The same counts, a row per (client, group): row client x groups + group, updated in place.
+            self._movable_rows = self._movable.reshape(clients * self._groups, clients)
         self._version = 0
+
+    def _movable_counts(self, clients: int) -> np.ndarray:
+        """movable[c, g, d] from ``allowed``: per client, its slots' allowed rows summed by group (the
+        padding row allows nothing). float32 runs the products in BLAS; the counts stay exact."""
+        one_hot = np.zeros((self._padding + 1, self._groups), dtype=np.float32)
+        one_hot[np.arange(self._padding), self._group[: self._padding]] = 1.0
+        by_group = one_hot[self._slots].transpose(0, 2, 1)  # (c, g, slot)
+        return np.rint(by_group @ self._allowed[self._slots].astype(np.float32)).astype(np.int32)  # (c, g, d)
 
     def _fill_rows(self, rows: list[int]) -> None:
         """The rows' ``allowed`` (and its transpose) and, when swaps may pay, ``saving`` from their owners and
@@ -252,6 +262,8 @@ class SwapScreen:
             block[held_at, held_by] = False
         self._allowed[rows] = block
         self._allowed_by_client[:, rows] = block.T
+        if self._movable is not None:
+            _add_rows(self._movable_rows, owners * self._groups + self._group[rows], block)
         if self._swaps_may_pay:  # else `_may_move` never reads the savings
             remote = self._remote[rows]
             own = remote[np.arange(len(rows)), self._rack_column[owners]]
@@ -264,9 +276,13 @@ class SwapScreen:
 
     def moved(self, moves: Iterable[tuple[TaskId, int, int]]) -> None:
         """A pair swapped these standbys (task, from rank, to rank); as many go each way."""
+        moves = list(moves)
+        refilled = [row for task, _, _ in moves for row in self._rows_of_task[task]]
+        if self._movable is not None:  # the rows leave the counts as they are; `_fill_rows` adds them back
+            keys = self._owner[refilled] * self._groups + self._group[refilled]
+            _add_rows(self._movable_rows, keys, self._allowed[refilled], -1)
         free: dict[int, list[int]] = {}
         arrived: list[tuple[int, int]] = []
-        tasks = []
         for task, source, destination in moves:
             row = next(r for r in self._rows_of_task[task] if self._owner[r] == source)
             free.setdefault(source, []).append(int(self._slot_of[row]))
@@ -274,45 +290,34 @@ class SwapScreen:
             self._holders[task].discard(source)
             self._holders[task].add(destination)
             arrived.append((row, destination))
-            tasks.append(task)
         for row, destination in arrived:
             slot = free[destination].pop()
             self._slots[destination, slot] = row
-            self._slot_key[destination, slot] = destination * self._groups + self._group[row]
             self._slot_of[row] = slot
-        self._fill_rows([row for task in tasks for row in self._rows_of_task[task]])
+        self._fill_rows(refilled)
         self._version += 1
 
     def _may_move(self, first: int, start: int) -> np.ndarray:
         """Over the clients from ``start`` on: whether the pair with ``first`` could move a standby."""
         racks = self._rack_column[start:]
         own = self._rack_column[first]
-        rows = self._slots[first]
-        partner_slots = self._slots[start:]
-        forward = self._allowed[rows, start:]  # first's standbys that may go to each partner
-        backward = self._allowed_by_client[first][partner_slots]  # each partner's that may come here
         # Both tests below are false for a partner where a side has no movable standby (no swap exists): a
         # cap is broken only by a side's count of at least one, and a side without one has gain _NO_GAIN.
-        if self._groups > 1:
-            here, there = self._group_counts(rows, start, forward, backward)
+        if self._movable is not None:
+            here = self._movable[first, :, start:]  # (group, partner): first's standbys that may go there
+            there = self._movable[start:, :, first].T  # each partner's that may come here
             may_move = _breaks_caps(here, there, here.sum(axis=0), there.sum(axis=0))  # a row in one group
         else:
             may_move = np.zeros(len(racks), dtype=bool)
         if self._swaps_may_pay:
+            rows = self._slots[first]
+            partner_slots = self._slots[start:]
+            forward = self._allowed[rows, start:]  # first's standbys that may go to each partner
+            backward = self._allowed_by_client[first][partner_slots]  # each partner's that may come here
             gain_given = np.where(forward, self._saving[:, rows].T[:, racks], _NO_GAIN).max(axis=0)
             gain_taken = np.where(backward, self._saving[own][partner_slots], _NO_GAIN).max(axis=1)
             may_move |= gain_given + gain_taken > self._threshold
         return (racks != own) & may_move
-
-    def _group_counts(self, rows, start, forward, backward) -> tuple[np.ndarray, np.ndarray]:
-        """(group, partner) counts of first's movable standbys (``here``) and each partner's (``there``)."""
-        groups = self._groups
-        partners = backward.shape[0]
-        # float32 runs the product in BLAS and counts below 2^24 stay exact
-        here = (self._group_one_hot[rows].T @ forward.astype(np.float32)).astype(np.int64)
-        keys = self._slot_key[start:][backward] - start * groups
-        there = np.bincount(keys, minlength=partners * groups).reshape(partners, groups).T
-        return here, there
 
     def partners(self, first: int) -> Iterator[int]:
         """As `SwapBounds.partners`: looked at again after every move (`moved`)."""
@@ -321,6 +326,19 @@ class SwapScreen:
         return rescanned_partners(
             first, len(self._rack_column), lambda start: self._may_move(first, start), lambda: self._version
         )
+
+
+def _add_rows(counts: np.ndarray, keys: np.ndarray, rows: np.ndarray, sign: int = 1) -> None:
+    """counts[key] += sign x row for each key and row: one fancy-indexed update where no key comes twice (a
+    move's handful of rows, usually), else row by row (a fancy-indexed ``+=`` would keep only the
+    last of repeated keys)."""
+    ufunc = np.add if sign > 0 else np.subtract
+    listed = keys.tolist()
+    if len(set(listed)) == len(listed):
+        counts[keys] = ufunc(counts[keys], rows)
+        return
+    for key, row in zip(listed, rows, strict=True):
+        counts[key] = ufunc(counts[key], row)
 
 
 def _breaks_caps(here: np.ndarray, there: np.ndarray, given: np.ndarray, taken: np.ndarray) -> np.ndarray:
