@@ -9,7 +9,7 @@ from operator import methodcaller
 from types import MappingProxyType
 
 from fleet_assignor.assignor.process_id import ProcessId
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, in_task_order
 
 
 class AssignedTaskType(enum.Enum):
@@ -155,14 +155,14 @@ class KafkaStreamsAssignment:
         )
 
     def active_tasks(self) -> list[TaskId]:
-        return sorted(t for t, a in self._tasks.items() if a.type is ACTIVE)
+        return in_task_order(t for t, a in self._tasks.items() if a.type is ACTIVE)
 
     def standby_tasks(self) -> list[TaskId]:
         """Standbys, warmups included, sorted."""
-        return sorted(t for t, a in self._tasks.items() if a.type is STANDBY)
+        return in_task_order(t for t, a in self._tasks.items() if a.type is STANDBY)
 
     def warmup_tasks(self) -> list[TaskId]:
-        return sorted(t for t, a in self._tasks.items() if a.is_warmup)
+        return in_task_order(t for t, a in self._tasks.items() if a.is_warmup)
 
     def copy(self) -> KafkaStreamsAssignment:
         return KafkaStreamsAssignment(self._process_id, dict(self._tasks), self._followup_rebalance_deadline)

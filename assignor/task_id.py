@@ -145,6 +145,18 @@ _ORDER_KEY: Callable[[TaskId], int | tuple[bool, str, int, int]] = attrgetter("o
 _SORT_KEY: Callable[[TaskId], tuple[bool, str, int, int]] = attrgetter("sort_key")
 
 
+def in_task_order(tasks: Iterable[TaskId]) -> list[TaskId]:
+    """``sorted(tasks)``, sorted by `order_key` (one int per unnamed id, compared in C, instead of a Python
+    ``__lt__`` per comparison); ids that TaskId order refuses to compare (named among unnamed) raise the
+    same TypeError as ``sorted``."""
+    listed = list(tasks)
+    try:
+        listed.sort(key=_ORDER_KEY)
+    except TypeError:
+        listed.sort()
+    return listed
+
+
 def sorted_task_ids(tasks: Iterable[TaskId], fallback: Callable[[TaskId], Any] = _SORT_KEY) -> list[TaskId]:
     """``sorted(tasks, key=fallback)`` for the keys of TaskId order (`sort_key`, or Kafka's comparison's
     (name, subtopology, partition), which refuses a mix of named and unnamed ids): sorted by `order_key`,

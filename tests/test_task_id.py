@@ -4,7 +4,7 @@ from operator import attrgetter
 import pytest
 
 from fleet_assignor.assignor import TaskId, TaskIdFormatError
-from fleet_assignor.assignor.task_id import sorted_task_ids
+from fleet_assignor.assignor.task_id import in_task_order, sorted_task_ids
 
 
 @pytest.mark.parametrize(
@@ -60,6 +60,21 @@ def test_sorted_task_ids_falls_back_on_a_mix_of_named_and_unnamed_ids():
     # ... and a fallback key that refuses one (Kafka's comparison) still refuses it
     with pytest.raises(TypeError):
         sorted_task_ids(mixed, attrgetter("topology_name", "subtopology", "partition"))
+
+
+def test_in_task_order_is_sorted_and_refuses_what_sorted_refuses():
+    rng = random.Random(5)
+    big = 2**31 - 1
+    for _ in range(200):
+        ids = list({TaskId(rng.choice((0, 1, 9, 10, big)), rng.choice((0, 2, 11, big))) for _ in range(8)})
+        rng.shuffle(ids)
+        assert in_task_order(iter(ids)) == sorted(ids)
+        named = list({TaskId(rng.randint(0, 12), rng.randint(0, 3), rng.choice("ab")) for _ in range(6)})
+        assert in_task_order(named) == sorted(named)
+    mixed = [TaskId(1, 0, "x"), TaskId(3, 0), TaskId(0, 5, "x"), TaskId(0, 9)]
+    for order in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2]):
+        with pytest.raises(TypeError):
+            in_task_order([mixed[i] for i in order])
 
 
 def test_equality_and_hash_include_the_name():
