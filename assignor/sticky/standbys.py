@@ -31,25 +31,29 @@ def assign_standbys(state: StickyState) -> None:
 class _KeyOrderWalk:
     """Clients in a fixed key order, walked for "the first one still open (not holding the task)" and "the
     first one open and eligible". Both only ever skip further: holders stay holders and, as the task's
-    partner set only grows while its replicas are placed, an ineligible client stays ineligible."""
+    partner set only grows while its replicas are placed, an ineligible client stays ineligible.
+
+    The order is given as the clients' keys (`StickyState.key_of`, the client last), sorted: a walk reads a
+    few clients off the front, so the keys are not turned into clients up front (a copy of the state's
+    sorted keys is one C-level copy, a list of their clients a Python step per client)."""
 
     __slots__ = ("_any", "_eligible", "_order")
 
-    def __init__(self, order: list[int]) -> None:
-        self._order = order
+    def __init__(self, keys: list[tuple]) -> None:
+        self._order = keys
         self._any = 0
         self._eligible = 0
 
     def first_open(self, holding: set[int]) -> int | None:
         order = self._order
-        while self._any < len(order) and order[self._any] in holding:
+        while self._any < len(order) and order[self._any][-1] in holding:
             self._any += 1
-        return order[self._any] if self._any < len(order) else None
+        return order[self._any][-1] if self._any < len(order) else None
 
     def first_eligible(self, holding: set[int], eligible: Callable[[int], bool]) -> int | None:
         order = self._order
         while self._eligible < len(order):
-            client = order[self._eligible]
+            client = order[self._eligible][-1]
             if client not in holding and eligible(client):
                 return client
             self._eligible += 1
@@ -74,10 +78,8 @@ class _StandbyPlacer:
         self._j = j
         self._holding = set(state.holders[j])
         self._partners = state.partners(j)
-        key_of = state.key_of
-        open_previous = (i for i in state.prev_standby[j] if i not in self._holding)
-        previous = sorted(open_previous, key=key_of.__getitem__)
-        self._previous = _KeyOrderWalk(previous)
+        key_of, holding = state.key_of, self._holding
+        self._previous = _KeyOrderWalk(sorted(key_of[i] for i in state.prev_standby[j] if i not in holding))
         self._overall: _KeyOrderWalk | None = None
 
     def _eligible(self, client: int) -> bool:
@@ -88,7 +90,7 @@ class _StandbyPlacer:
 
     def _least_loaded_overall(self) -> int:
         if self._overall is None:
-            self._overall = _KeyOrderWalk([key[-1] for key in self._state.by_key])
+            self._overall = _KeyOrderWalk(self._state.by_key.copy())
         return cast(int, self._overall.least_loaded(self._holding, self._eligible))  # a client is free
 
     def best_client(self) -> int:
