@@ -59,9 +59,10 @@ def test_a_loaded_previous_holder_gives_way_to_the_least_loaded_client():
 
 
 def test_key_order_walks_only_skip_forward():
-    walk = _KeyOrderWalk([3, 1, 2])
+    walk = _KeyOrderWalk([(0.0, -1, 0, 0, 3), (0.5, -1, 0, 0, 1), (1.0, -2, 0, 0, 2)])  # keys: client last
     assert walk.first_open({3}) == 1
     assert walk.first_open(set()) == 1  # once skipped, a holder is never looked at again
     assert walk.first_eligible(set(), lambda c: c == 2) == 2
     assert walk.least_loaded({1, 2, 3}, lambda c: True) is None
-    assert _KeyOrderWalk([4, 5]).least_loaded({4}, lambda c: False) == 5  # none eligible: first open
+    walk = _KeyOrderWalk([(0.0, -1, 0, 0, 4), (0.0, -1, 0, 0, 5)])
+    assert walk.least_loaded({4}, lambda c: False) == 5  # none eligible: the first open one
