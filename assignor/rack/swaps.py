@@ -190,6 +190,7 @@ class SwapScreen:
         for row, task in enumerate(self._tasks):
             self._rows_of_task.setdefault(task, []).append(row)
         self._owner = np.array([*owners, -1], dtype=np.int64)
+        self._owner_of = list(owners)  # the same, as Python ints: `moved` reads and writes a few at a time
         self._remote = np.zeros((rows + 1, len(racks)), dtype=np.int64)
         for task, task_rows in self._rows_of_task.items():
             self._remote[task_rows] = [remote.count(task, rack) for rack in racks]
@@ -202,8 +203,8 @@ class SwapScreen:
             self._group[:rows] = [index[group_of(task)] for task in self._tasks]
         width = max((len(tasks) for tasks in standbys), default=0)
         self._slots = np.full((clients, width), rows, dtype=np.int64)
-        self._slot_of = np.zeros(rows, dtype=np.int64)
-        filled = np.zeros(clients, dtype=np.int64)
+        self._slot_of = [0] * rows
+        filled = [0] * clients
         for row, client in enumerate(owners):
             self._slots[client, filled[client]] = row
             self._slot_of[row] = filled[client]
@@ -213,7 +214,8 @@ class SwapScreen:
         spread = self._remote[:rows].max(axis=1) - self._remote[:rows].min(axis=1) if rows else np.zeros(1)
         self._swaps_may_pay = 2 * abs(traffic) * int(spread.max()) > self._threshold
         self._allowed = np.zeros((rows + 1, clients), dtype=bool)
-        self._allowed_by_client = np.zeros((clients, rows + 1), dtype=bool)  # its transpose, for gathers
+        # Its transpose, for the gathers of the savings' test (kept only when swaps may pay).
+        self._allowed_by_client = np.zeros((clients, rows + 1), dtype=bool) if self._swaps_may_pay else None
         # saving[k, row]: traffic x partitions the row's standby stops reading remotely on rack column k.
         self._saving = np.zeros((len(racks), rows + 1), dtype=np.int64)
         # For the caps of balance_subtopology: movable[c, g, d], how many of c's standbys in group g may move
@@ -261,7 +263,8 @@ class SwapScreen:
         if held_at:
             block[held_at, held_by] = False
         self._allowed[rows] = block
-        self._allowed_by_client[:, rows] = block.T
+        if self._allowed_by_client is not None:
+            self._allowed_by_client[:, rows] = block.T
         if self._movable is not None:
             _add_rows(self._movable_rows, owners * self._groups + self._group[rows], block)
         if self._swaps_may_pay:  # else `_may_move` never reads the savings
@@ -283,10 +286,11 @@ class SwapScreen:
             _add_rows(self._movable_rows, keys, self._allowed[refilled], -1)
         free: dict[int, list[int]] = {}
         arrived: list[tuple[int, int]] = []
+        owner_of = self._owner_of
         for task, source, destination in moves:
-            row = next(r for r in self._rows_of_task[task] if self._owner[r] == source)
-            free.setdefault(source, []).append(int(self._slot_of[row]))
-            self._owner[row] = destination
+            row = next(r for r in self._rows_of_task[task] if owner_of[r] == source)
+            free.setdefault(source, []).append(self._slot_of[row])
+            owner_of[row] = self._owner[row] = destination
             self._holders[task].discard(source)
             self._holders[task].add(destination)
             arrived.append((row, destination))
@@ -313,6 +317,7 @@ class SwapScreen:
             rows = self._slots[first]
             partner_slots = self._slots[start:]
             forward = self._allowed[rows, start:]  # first's standbys that may go to each partner
+            assert self._allowed_by_client is not None  # kept when swaps may pay
             backward = self._allowed_by_client[first][partner_slots]  # each partner's that may come here
             gain_given = np.where(forward, self._saving[:, rows].T[:, racks], _NO_GAIN).max(axis=0)
             gain_taken = np.where(backward, self._saving[own][partner_slots], _NO_GAIN).max(axis=1)
