@@ -186,7 +186,7 @@ class StickyState:
         index = {pid: i for i, pid in enumerate(self.pids)}
         for pid, assignment in assignments.items():
             i = index[pid]
-            for task, assigned in sorted(assignment.tasks().items()):
+            for task, assigned in sorted(assignment.tasks().items(), key=_by_task_order):
                 self.place(self.task_index[task], i, assigned.type)
         self.rekey_all()
 
@@ -202,3 +202,9 @@ class StickyState:
                 assigned[task] = active(task) if roles[j] is ACTIVE else standby(task)
             result.append(KafkaStreamsAssignment(pid, assigned))
         return result
+
+
+def _by_task_order(item: tuple[TaskId, AssignedTask]) -> int | tuple[bool, str, int, int]:
+    """An assignment's (task, assigned) item by its task's int order key (TaskId order, without a Python
+    comparison per pair; named among unnamed ids fail to compare, as TaskIds do)."""
+    return item[0].order_key
