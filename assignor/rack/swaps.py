@@ -237,9 +237,9 @@ class SwapScreen:
         return np.rint(by_group @ self._allowed[self._slots].astype(np.float32)).astype(np.int32)  # (c, g, d)
 
     def _fill_rows(self, rows: list[int]) -> None:
-        """The rows' ``allowed`` (and its transpose) and, when swaps may pay, ``saving`` from their owners and
-        holders now, all rows at once: a move refills every row of its tasks (a handful), and numpy's cost
-        is per call."""
+        """The rows' ``allowed`` (with the movable counts once kept, and when swaps may pay its transpose
+        and ``saving``) from their owners and holders now, all rows at once: a move refills every row of
+        its tasks (a handful), and numpy's cost is per call."""
         if not rows:
             return
         owners = self._owner[rows]
