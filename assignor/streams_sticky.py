@@ -1700,9 +1700,11 @@ def _client_assignments(
         else:
             split = dict.fromkeys(consumers, _NO_CONSUMER_TASKS)
             active_by, standby_by = process.active_by_member, process.standby_by_member
-            # The members holding tasks, in the consumers' (sorted) order: a few of a big process's
-            # thousands, found without visiting the others.
-            for consumer in sorted(active_by.keys() | standby_by.keys()):
+            # The members holding tasks: a few of a big process's thousands, found without visiting the
+            # others. Each is one of the consumers, already in place in the split (sorted), so the order
+            # they are visited in does not change it.
+            holders = active_by.keys() | standby_by.keys()
+            for consumer in holders if holders <= split.keys() else sorted(holders):
                 split[consumer] = consumer_tasks(
                     _ids_of(active_by.get(consumer), id_of), _ids_of(standby_by.get(consumer), id_of)
                 )
