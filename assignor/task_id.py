@@ -147,12 +147,13 @@ _SORT_KEY: Callable[[TaskId], tuple[bool, str, int, int]] = attrgetter("sort_key
 
 def in_task_order(tasks: Iterable[TaskId]) -> list[TaskId]:
     """``sorted(tasks)``, sorted by `order_key` (one int per unnamed id, compared in C, instead of a Python
-    ``__lt__`` per comparison); ids that TaskId order refuses to compare (named among unnamed) raise the
-    same TypeError as ``sorted``."""
+    ``__lt__`` per comparison). Where the keys do not sort (named among unnamed ids, or something other
+    than a TaskId that a custom assignor put in), the items are sorted as ``sorted`` does, with its result
+    or its error."""
     listed = list(tasks)
     try:
         listed.sort(key=_ORDER_KEY)
-    except TypeError:
+    except (TypeError, AttributeError):
         listed.sort()
     return listed
 

@@ -75,6 +75,15 @@ def test_in_task_order_is_sorted_and_refuses_what_sorted_refuses():
     for order in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2]):
         with pytest.raises(TypeError):
             in_task_order([mixed[i] for i in order])
+    # Not TaskIds (a custom assignor's mistake): what sorted() makes of them, result or error.
+    for odd in (["1_0", "0_2"], [TaskId(0, 1), "0_2"], ["0_2", TaskId(0, 1)]):
+        try:
+            expected = sorted(odd)
+        except Exception as error:
+            with pytest.raises(type(error)):
+                in_task_order(odd)
+        else:
+            assert in_task_order(odd) == expected
 
 
 def test_equality_and_hash_include_the_name():
