@@ -247,6 +247,9 @@ def place_standbys_by_load(
         handles = client_handles(view, client)
         order.append((handles[2](), client.sort_key, place, handles))
     order.sort()
+    if len(order) == 2:
+        _place_on_two_clients(order, _visiting_order(tasks, sorted), num_standby_replicas)
+        return
     for task in _visiting_order(tasks, sorted):
         missing = num_standby_replicas
         while missing > 0:
@@ -269,6 +272,42 @@ def place_standbys_by_load(
                 "unable to assign %d of %d standby replicas of task %s: not enough clients",
                 missing,
                 num_standby_replicas,
+                task,
+            )
+
+
+def _place_on_two_clients(
+    order: list[tuple[float, tuple[int, int], int, ClientHandles]], tasks: list[TaskId], replicas: int
+) -> None:
+    """`place_standbys_by_load` for two clients: a task one of them holds gets its standby on the other
+    whatever their loads (the first in load order not holding it is the only one), so the loads are read
+    only for a task neither holds (then the lighter takes the first replica, by ProcessId on a tie, and the
+    other the second). The most common shape of an application's group, and 6,000 tasks x 2 clients spent
+    most of its standby placement keeping the order for nothing."""
+    (_, first_key, _, first), (_, second_key, _, second) = order
+    first_holds, first_takes, first_load = first
+    second_holds, second_takes, second_load = second
+    takers: tuple[Callable[[TaskId], None], ...]
+    for task in tasks:
+        first_lacks, second_lacks = not first_holds(task), not second_holds(task)
+        if first_lacks and second_lacks:
+            if (second_load(), second_key) < (first_load(), first_key):
+                takers = (second_takes, first_takes)
+            else:
+                takers = (first_takes, second_takes)
+        elif first_lacks:
+            takers = (first_takes,)
+        elif second_lacks:
+            takers = (second_takes,)
+        else:
+            takers = ()
+        for take in takers[:replicas]:
+            take(task)
+        if replicas > len(takers):
+            log.warning(
+                "unable to assign %d of %d standby replicas of task %s: not enough clients",
+                replicas - len(takers),
+                replicas,
                 task,
             )
 

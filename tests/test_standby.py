@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 
 import pytest
@@ -455,3 +456,50 @@ def test_assign_standby_replicas_uses_tags_when_configured():
 
 def test_factory_without_tags_or_racks_is_default():
     assert isinstance(create_standby_task_assignor(configs(1)), DefaultStandbyTaskAssignor)
+
+
+def _least_loaded_reference(
+    clients: Mapping[ProcessId, ClientState], tasks: list[TaskId], replicas: int
+) -> None:
+    """Each replica to the client with the least load, then the smaller ProcessId, among those not holding
+    the task, loads read anew for every replica (assignors.md §5.2)."""
+    for task in tasks:
+        for _ in range(replicas):
+            free = [pid for pid, state in clients.items() if not state.has_assigned_task(task)]
+            if not free:
+                break
+            chosen = min(free, key=lambda pid: (clients[pid].assigned_task_load, pid))
+            clients[chosen].assign_standby(task)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_default_on_two_clients_is_the_least_loaded_rule(seed):
+    """Two clients have their own path: a task one of them holds goes to the other, loads read only for a
+    task neither holds. Random capacities, actives (some tasks on neither, some standbys already held by
+    both) and replica counts against the rule itself."""
+    rng = random.Random(seed)
+    tasks = [TaskId(s, p) for s in range(3) for p in range(rng.randint(1, 6))]
+
+    def two_clients() -> dict[ProcessId, ClientState]:
+        draw = random.Random(seed)
+        owners = {t: draw.choice((1, 2, None)) for t in tasks}
+        both = {t for t in tasks if owners[t] is None and draw.random() < 0.3}
+        return clients_map(
+            *(
+                client_state(
+                    n,
+                    draw.randint(1, 3),
+                    active=[t for t in tasks if owners[t] == n],
+                    standby=sorted(both),
+                )
+                for n in (draw.choice((1, 7)), draw.choice((2, 3)))
+            )
+        )
+
+    replicas = rng.randint(1, 3)
+    ours, expected = two_clients(), two_clients()
+    DefaultStandbyTaskAssignor().assign(ours, frozenset(tasks), configs(replicas))
+    _least_loaded_reference(expected, sorted(tasks), replicas)
+    assert {p: sorted(c.standby_tasks) for p, c in ours.items()} == {
+        p: sorted(c.standby_tasks) for p, c in expected.items()
+    }
