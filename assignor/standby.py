@@ -269,12 +269,14 @@ def place_standbys_by_load(
                 del order[position]
                 insort(order, (new_load, key, place, handles))
         if missing:
-            log.warning(
-                "unable to assign %d of %d standby replicas of task %s: not enough clients",
-                missing,
-                num_standby_replicas,
-                task,
-            )
+            _log_unplaced(task, missing, num_standby_replicas)
+
+
+def _log_unplaced(task: TaskId, missing: int, replicas: int) -> None:
+    """The least-loaded placements' warning for a task left short of replicas (every client holds it)."""
+    log.warning(
+        "unable to assign %d of %d standby replicas of task %s: not enough clients", missing, replicas, task
+    )
 
 
 def _place_on_two_clients(
@@ -305,12 +307,7 @@ def _place_on_two_clients(
         for take in takers[:replicas]:
             take(task)
         if replicas > len(takers):
-            log.warning(
-                "unable to assign %d of %d standby replicas of task %s: not enough clients",
-                replicas - len(takers),
-                replicas,
-                task,
-            )
+            _log_unplaced(task, replicas - len(takers), replicas)
 
 
 # --- client-tag placement (assignors.md §5.3)
