@@ -150,22 +150,20 @@ def in_task_order(tasks: Iterable[TaskId]) -> list[TaskId]:
     ``__lt__`` per comparison). Where the keys do not sort (named among unnamed ids, or something other
     than a TaskId that a custom assignor put in), the items are sorted as ``sorted`` does, with its result
     or its error."""
+    return sorted_task_ids(tasks, None)
+
+
+def sorted_task_ids(
+    tasks: Iterable[TaskId], fallback: Callable[[TaskId], Any] | None = _SORT_KEY
+) -> list[TaskId]:
+    """``sorted(tasks, key=fallback)`` for the keys of TaskId order (`sort_key`, or Kafka's comparison's
+    (name, subtopology, partition), which refuses a mix of named and unnamed ids; None: TaskId's own
+    comparison): sorted by `order_key`, and by ``fallback`` only where `order_key` cannot order them (a mix
+    of named and unnamed ids, or items without the key). Ids are distinct, so the order does not depend on
+    the input's."""
     listed = list(tasks)
     try:
         listed.sort(key=_ORDER_KEY)
     except (TypeError, AttributeError):
-        listed.sort()
-    return listed
-
-
-def sorted_task_ids(tasks: Iterable[TaskId], fallback: Callable[[TaskId], Any] = _SORT_KEY) -> list[TaskId]:
-    """``sorted(tasks, key=fallback)`` for the keys of TaskId order (`sort_key`, or Kafka's comparison's
-    (name, subtopology, partition), which refuses a mix of named and unnamed ids): sorted by `order_key`,
-    and by ``fallback`` only for a mix of named and unnamed ids, which `order_key` cannot order. Ids are
-    distinct, so the order does not depend on the input's."""
-    listed = list(tasks)
-    try:
-        listed.sort(key=_ORDER_KEY)
-    except TypeError:
         listed.sort(key=fallback)
     return listed
