@@ -265,12 +265,17 @@ class SwapScreen:
         self._allowed[rows] = block
         if self._allowed_by_client is not None:
             self._allowed_by_client[:, rows] = block.T
-        if self._movable is not None:
-            _add_rows(self._movable_rows, owners * self._groups + self._group[rows], block)
+        self._count_rows(rows, owners, block, 1)
         if self._swaps_may_pay:  # else `_may_move` never reads the savings
             remote = self._remote[rows]
             own = remote[np.arange(len(rows)), self._rack_column[owners]]
             self._saving[:, rows] = (self._traffic * (own[:, None] - remote)).T
+
+    def _count_rows(self, rows: list[int], owners: np.ndarray, allowed: np.ndarray, sign: int) -> None:
+        """The rows' allowed moves added to (``sign`` 1) or taken from (-1) the movable counts, if kept, each
+        under its owner and group."""
+        if self._movable is not None:
+            _add_rows(self._movable_rows, owners * self._groups + self._group[rows], allowed, sign)
 
     def movable(self, source: int, destination: int) -> set[TaskId]:
         """The standbys of ``source`` that may move to ``destination``."""
@@ -282,8 +287,7 @@ class SwapScreen:
         moves = list(moves)
         refilled = [row for task, _, _ in moves for row in self._rows_of_task[task]]
         if self._movable is not None:  # the rows leave the counts as they are; `_fill_rows` adds them back
-            keys = self._owner[refilled] * self._groups + self._group[refilled]
-            _add_rows(self._movable_rows, keys, self._allowed[refilled], -1)
+            self._count_rows(refilled, self._owner[refilled], self._allowed[refilled], -1)
         free: dict[int, list[int]] = {}
         arrived: list[tuple[int, int]] = []
         owner_of = self._owner_of
