@@ -22,25 +22,26 @@ class TagSpreadDestinations:
 
     def __init__(self, client_entries: Sequence[Iterable[TagEntry]]) -> None:
         ids: dict[TagEntry, int] = {}
-        self._entries = [
-            frozenset(ids.setdefault(e, len(ids)) for e in entries) for entries in client_entries
-        ]
-        self._size = np.array([len(e) for e in self._entries], dtype=np.int64)
+        entries = [{ids.setdefault(e, len(ids)) for e in entries} for entries in client_entries]
+        # A set of entries as an int, bit e for entry e: unions and differences per row are int operations.
+        self._mask = [sum(1 << entry for entry in client) for client in entries]
+        self._size = np.array([len(client) for client in entries], dtype=np.int64)
         members: list[list[int]] = [[] for _ in ids]
-        for client, entries in enumerate(self._entries):
-            for entry in entries:
+        for client, client_ids in enumerate(entries):
+            for entry in client_ids:
                 members[entry].append(client)
         self._clients_with = [np.array(m, dtype=np.int64) for m in members]
-        self._new_entries: dict[frozenset[int], np.ndarray] = {}
-        self._allowed: dict[tuple[frozenset[int], int], np.ndarray] = {}
+        self._new_entries: dict[int, np.ndarray] = {}
+        self._allowed: dict[tuple[int, int], np.ndarray] = {}
 
-    def _new_entries_per_client(self, others: frozenset[int]) -> np.ndarray:
-        """``|tags(d) - others|`` for every client d."""
+    def _new_entries_per_client(self, others: int) -> np.ndarray:
+        """``|tags(d) - others|`` for every client d (``others``: a mask of entries)."""
         new = self._new_entries.get(others)
         if new is None:
             new = self._size.copy()
-            for entry in others:
-                new[self._clients_with[entry]] -= 1
+            for entry in range(others.bit_length()):
+                if others >> entry & 1:
+                    new[self._clients_with[entry]] -= 1
             self._new_entries[others] = new
         return new
 
@@ -48,8 +49,12 @@ class TagSpreadDestinations:
         """Per client: may a standby on ``source`` of a task held by ``holders`` (source included) move
         there? The answer for a client holding the task is meaningless (no standby moves onto one). The array
         is shared: read it, do not change it."""
-        others = frozenset().union(*(self._entries[h] for h in holders if h != source))
-        needed = len(self._entries[source] - others)
+        mask = self._mask
+        others = 0
+        for holder in holders:
+            if holder != source:
+                others |= mask[holder]
+        needed = (mask[source] & ~others).bit_count()
         allowed = self._allowed.get((others, needed))
         if allowed is None:
             allowed = self._new_entries_per_client(others) >= needed
