@@ -18,7 +18,13 @@ from fleet_assignor.assignor.rack.graph import ceil_share
 from fleet_assignor.assignor.rack.legacy import STANDBY_OPTIMIZER_MAX_ITERATION
 from fleet_assignor.assignor.rack.swaps import SwapScreen, _breaks_caps, swap_rounds
 from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
-from fleet_assignor.assignor.rack.utils import _solve_pair, _swap_pair, _swap_screen, _swap_standbys_pairwise
+from fleet_assignor.assignor.rack.utils import (
+    _movable,
+    _solve_pair,
+    _swap_pair,
+    _swap_screen,
+    _swap_standbys_pairwise,
+)
 from fleet_assignor.assignor.standby import (
     AnyStandbyMove,
     ClientStateView,
@@ -26,6 +32,8 @@ from fleet_assignor.assignor.standby import (
     tag_spread_allows_move,
 )
 from fleet_assignor.assignor.task_assignment_utils import standby_move_predicate
+from fleet_assignor.assignor.task_id import sorted_task_ids
+from fleet_assignor.assignor.task_movement import TASK_ORDER
 from tests.fixtures import pid, rack_app_state, tid, ttp
 
 COSTS = [(10, 1), (1, 10), (0, 0), (1, 0), (0, 1), (3, 2)]
@@ -131,7 +139,7 @@ def _own_rule(seed: int):
 
 
 @pytest.mark.parametrize("seed", range(45))
-def test_the_screened_pairs_leave_the_same_standbys_as_every_pair(seed):
+def test_the_screened_pairs_leave_the_same_standbys_as_every_pair(seed, monkeypatch):
     """With the assignors' own rules the legacy loop gives Kafka's loop's result, pair by pair; with the
     client-tag rule it solves only the pairs `SwapScreen` lets through, exactly the pairs that move."""
     app, states, _ = _random_case(seed)
@@ -145,13 +153,21 @@ def test_the_screened_pairs_leave_the_same_standbys_as_every_pair(seed):
     solved: list[tuple] = []
     original = rack._swap_standbys
 
-    def recording(a, b, movable_a, movable_b, costs):
+    def recording(a, b, movable_a, movable_b, costs):  # AnyStandbyMove: SwapBounds, not exact
         moves = original(a, b, movable_a, movable_b, costs)
-        if moves or not isinstance(rule, AnyStandbyMove):  # AnyStandbyMove: SwapBounds, not exact
+        if moves:
             solved.append((a.process_id, b.process_id))
         return moves
 
     rack._swap_standbys = recording  # type: ignore[method-assign]
+    screened_pair = SwapScreen.pair
+    client_ids = sorted(states)
+
+    def asked(screen, first, second):  # the tag rule: every pair the screen lets through is solved
+        solved.append((client_ids[first], client_ids[second]))
+        return screened_pair(screen, first, second)
+
+    monkeypatch.setattr(SwapScreen, "pair", asked)
     rack.optimize_standby_tasks(states, traffic, non_overlap, rule)
 
     assert _standbys(states) == _standbys(expected_states)
@@ -282,6 +298,51 @@ def _checked_moves(seed: int) -> int:
 
     swap_rounds(len(client_ids), screen, swap)
     return checked
+
+
+def _pairs_checked(seed: int, strategy: str) -> int:
+    """Every pair's `SwapScreen.pair` of one random case against the predicate's movable standbys; how many
+    pairs had a problem to solve."""
+    app, assignments = _kip924_case(seed, strategy, tags=seed % 2 == 0)
+    optimized = {t for a in assignments.values() for t in a.standby_tasks()}
+    remote = RemoteCounts(app.all_tasks(), PartitionScope.CHANGELOG)
+    predicate = standby_move_predicate(app)
+    client_ids = sorted(app.clients)
+    screen = _swap_screen(
+        app, assignments, client_ids, optimized, remote, RackCosts(1, 10),
+        app.assignment_configs().rack_aware_assignment_strategy,
+    )  # fmt: skip
+    racks = [app.clients[c].rack_id for c in client_ids]
+    solved = 0
+    for i, first in enumerate(client_ids):
+        for j, second in enumerate(client_ids[i + 1 :], start=i + 1):
+            given = _movable(app, assignments, first, second, optimized, predicate)
+            taken = _movable(app, assignments, second, first, optimized, predicate)
+            standbys = screen.pair(i, j)
+            if not given or not taken:
+                assert standbys is None, (seed, i, j)
+                continue
+            assert standbys is not None, (seed, i, j)
+            tasks = [screen.task(row) for row in standbys.rows]
+            assert tasks == sorted_task_ids(given | taken, TASK_ORDER)
+            assert standbys.holders == [0 if t in given else 1 for t in tasks]
+            assert standbys.first_remote == [remote.count(t, racks[i]) for t in tasks]
+            assert standbys.second_remote == [remote.count(t, racks[j]) for t in tasks]
+            for a, b in zip(tasks, standbys.groups, strict=True):
+                for c, d in zip(tasks, standbys.groups, strict=True):
+                    ordered = strategy == "balance_subtopology" and a.subtopology < c.subtopology
+                    assert (b < d) == ordered, (seed, i, j)
+            solved += 1
+    return solved
+
+
+@pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
+def test_the_screens_pair_is_the_pairs_problem_of_its_movable_standbys(strategy):
+    """What `SwapScreen.pair` hands a pair's solve, for every pair of random cases (with and without client
+    tags), is the problem of the standbys the move predicate lets each side give the other: the same tasks in
+    task order, the same holders and remote partitions on each rack, groups ordered as the subtopologies
+    (one group for min_traffic); None exactly where a side has nothing to give."""
+    assert sum(_pairs_checked(seed, strategy) for seed in range(16)) >= 100
 
 
 def test_the_screens_movable_counts_follow_the_moves():

@@ -130,18 +130,15 @@ class RackAwareTaskAssignor:
         if screen is not None:
 
             def swap_screened(i: int, j: int) -> bool:
-                pair = (i, j)
-                moves = self._swap_standbys(
-                    clients[client_ids[i]],
-                    clients[client_ids[j]],
-                    screen.movable(i, j),
-                    screen.movable(j, i),
-                    costs,
-                )
+                standbys = screen.pair(i, j)
+                moves = [] if standbys is None else standbys.moves(costs)
+                pair = (clients[client_ids[i]], clients[client_ids[j]])
+                for row, source, _ in moves:
+                    pair[source].unassign_standby(screen.task(row))
+                for row, _, destination in moves:
+                    pair[destination].assign_standby(screen.task(row))
                 if moves:
-                    screen.moved(
-                        [(task, pair[source], pair[destination]) for task, source, destination in moves]
-                    )
+                    screen.moved_rows([(row, (i, j)[destination]) for row, _, destination in moves])
                 return bool(moves)
 
             swap_rounds(len(client_ids), screen, swap_screened)

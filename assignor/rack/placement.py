@@ -113,28 +113,42 @@ def _pair_placement(
     costs: RackCosts,
     group_of: Callable[[TaskId], Any],
 ) -> list[int]:
-    scale = len(tasks) + 1
+    return pair_placement_of_counts(
+        remote.counts_on(tasks, client_racks[0]),
+        remote.counts_on(tasks, client_racks[1]),
+        current,
+        list(map(group_of, tasks)),
+        costs,
+    )
+
+
+def pair_placement_of_counts(
+    first_remote: Sequence[int],
+    second_remote: Sequence[int],
+    current: Sequence[int],
+    group_keys: Sequence[Any],
+    costs: RackCosts,
+) -> list[int]:
+    """`balanced_pair_placement` from the tasks' numbers alone, the tasks in task order: their remote
+    partitions on the first and the second client's rack, their current client (0 or 1) and their group
+    keys (sortable; one key for all: min_traffic). The swap screen keeps these per standby and builds a
+    pair's problem without the task ids."""
+    scale = len(current) + 1
     traffic, moved = costs.traffic * scale, costs.non_overlap * scale + 1
     # `edge_costs` then `tie_broken_costs`: (cost + non_overlap unless held) x scale + 1 unless held
     tie_broken = [
         [traffic * first, traffic * second + moved]
         if holder == 0
         else [traffic * first + moved, traffic * second]
-        for first, second, holder in zip(
-            remote.counts_on(tasks, client_racks[0]),
-            remote.counts_on(tasks, client_racks[1]),
-            current,
-            strict=True,
-        )
+        for first, second, holder in zip(first_remote, second_remote, current, strict=True)
     ]
-    task_groups = list(map(group_of, tasks))
-    index = {key: i for i, key in enumerate(sorted(set(task_groups)))}
-    groups = [index[key] for key in task_groups]
+    index = {key: i for i, key in enumerate(sorted(set(group_keys)))}
+    groups = [index[key] for key in group_keys]
     sizes = [0] * len(index)
     for group in groups:
         sizes[group] += 1
     counts = [current.count(0), current.count(1)]
-    caps = [[-((-count * size) // len(tasks)) for count in counts] for size in sizes]  # graph.ceil_share
+    caps = [[-((-count * size) // len(current)) for count in counts] for size in sizes]  # graph.ceil_share
     return solve_two_clients(tie_broken, groups, caps, counts)
 
 

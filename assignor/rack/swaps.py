@@ -19,13 +19,16 @@ all of a client's standbys, a superset of the ones the pair may move, so they on
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from fleet_assignor.assignor.rack.costs import RemoteCounts
+from fleet_assignor.assignor.rack.costs import RackCosts, RemoteCounts
+from fleet_assignor.assignor.rack.placement import pair_placement_of_counts
 from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
+from fleet_assignor.assignor.task_movement import TASK_ORDER
 
 # The gain of a client without standbys: no swap with it exists, whatever the other side saves.
 _NO_STANDBY = -(np.int64(1) << np.int64(60))
@@ -137,6 +140,31 @@ def swap_rounds(clients: int, search: PairSearch, swap: Callable[[int, int], boo
 _NO_GAIN = -(np.int64(1) << np.int64(60))
 
 
+@dataclass(frozen=True, slots=True)
+class PairStandbys:
+    """A pair's movable standbys, in task order: their rows in the screen, their remote partitions on the
+    first and on the second client's rack, their holder (0: the first client, 1: the second) and their
+    group (balance_subtopology's, by rank of the key; 0 for all without groups)."""
+
+    rows: list[int]
+    first_remote: list[int]
+    second_remote: list[int]
+    holders: list[int]
+    groups: list[int]
+
+    def moves(self, costs: RackCosts) -> list[tuple[int, int, int]]:
+        """The pair's exact solve (`placement.pair_placement_of_counts`): (row, from, to) for every standby
+        that changes client, 0 for the first client and 1 for the second, in task order."""
+        placement = pair_placement_of_counts(
+            self.first_remote, self.second_remote, self.holders, self.groups, costs
+        )
+        return [
+            (row, source, destination)
+            for row, source, destination in zip(self.rows, self.holders, placement, strict=True)
+            if source != destination
+        ]
+
+
 class SwapScreen:
     """The exact movable standbys of every client pair, and from them which pairs could move anything, for
     the two movement rules the assignors use: every move allowed, or the client-tag rule
@@ -190,6 +218,7 @@ class SwapScreen:
         for row, task in enumerate(self._tasks):
             self._rows_of_task.setdefault(task, []).append(row)
         self._owner = np.array([*owners, -1], dtype=np.int64)
+        self._rank = self._task_ranks()
         self._owner_of = list(owners)  # the same, as Python ints: `moved` reads and writes a few at a time
         self._remote = np.zeros((rows + 1, len(racks)), dtype=np.int64)
         for task, task_rows in self._rows_of_task.items():
@@ -277,22 +306,71 @@ class SwapScreen:
         if self._movable is not None:
             _add_rows(self._movable_rows, owners * self._groups + self._group[rows], allowed, sign)
 
+    def _task_ranks(self) -> np.ndarray | None:
+        """Each row's place in the task order of a pair's problem (`TASK_ORDER`), None where the ids do
+        not sort (named among unnamed: a pair's sort then raises as it did on the ids)."""
+        try:
+            ordered = sorted_task_ids(self._rows_of_task, TASK_ORDER)
+        except TypeError:
+            return None
+        rank = np.zeros(len(self._tasks) + 1, dtype=np.int64)
+        for place, task in enumerate(ordered):
+            rank[self._rows_of_task[task]] = place
+        return rank
+
+    def task(self, row: int) -> TaskId:
+        return self._tasks[row]
+
     def movable(self, source: int, destination: int) -> set[TaskId]:
         """The standbys of ``source`` that may move to ``destination``."""
+        return {self._tasks[row] for row in self._movable_rows_to(source, destination).tolist()}
+
+    def _movable_rows_to(self, source: int, destination: int) -> np.ndarray:
         rows = self._slots[source]
-        return {self._tasks[row] for row in rows[self._allowed[rows, destination]].tolist()}
+        return rows[self._allowed[rows, destination]]
+
+    def pair(self, first: int, second: int) -> PairStandbys | None:
+        """The pair's movable standbys (both ways) with the numbers of its exact solve
+        (`placement.pair_placement_of_counts`), in task order; None when a side has none (no swap exists)."""
+        given = self._movable_rows_to(first, second)
+        taken = self._movable_rows_to(second, first)
+        if not len(given) or not len(taken):
+            return None
+        rows = np.concatenate((given, taken))
+        if self._rank is None:
+            listed = sorted(rows.tolist(), key=lambda row: TASK_ORDER(self._tasks[row]))
+            rows = np.array(listed, dtype=np.int64)
+        else:
+            rows = rows[np.argsort(self._rank[rows])]
+        remote = self._remote[rows]
+        return PairStandbys(
+            rows.tolist(),
+            remote[:, self._rack_column[first]].tolist(),
+            remote[:, self._rack_column[second]].tolist(),
+            (self._owner[rows] != first).view(np.int8).tolist(),
+            self._group[rows].tolist(),
+        )
 
     def moved(self, moves: Iterable[tuple[TaskId, int, int]]) -> None:
         """A pair swapped these standbys (task, from rank, to rank); as many go each way."""
-        moves = list(moves)
-        refilled = [row for task, _, _ in moves for row in self._rows_of_task[task]]
+        owner_of = self._owner_of
+        self.moved_rows(
+            [
+                (next(r for r in self._rows_of_task[task] if owner_of[r] == source), destination)
+                for task, source, destination in moves
+            ]
+        )
+
+    def moved_rows(self, moves: list[tuple[int, int]]) -> None:
+        """`moved` by rows (`PairStandbys.rows`): (row, to rank)."""
+        refilled = [row for moved, _ in moves for row in self._rows_of_task[self._tasks[moved]]]
         if self._movable is not None:  # the rows leave the counts as they are; `_fill_rows` adds them back
             self._count_rows(refilled, self._owner[refilled], self._allowed[refilled], -1)
         free: dict[int, list[int]] = {}
         arrived: list[tuple[int, int]] = []
         owner_of = self._owner_of
-        for task, source, destination in moves:
-            row = next(r for r in self._rows_of_task[task] if owner_of[r] == source)
+        for row, destination in moves:
+            source, task = owner_of[row], self._tasks[row]
             free.setdefault(source, []).append(self._slot_of[row])
             owner_of[row] = self._owner[row] = destination
             self._holders[task].discard(source)

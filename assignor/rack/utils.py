@@ -360,22 +360,17 @@ def _swap_standbys_pairwise(state, assignments, optimized: set[TaskId], remote: 
     strategy = state.assignment_configs().rack_aware_assignment_strategy
     client_ids = sorted(state.clients)
     screen = _swap_screen(state, assignments, client_ids, optimized, remote, costs, strategy)
-    racks = [state.clients[c].rack_id for c in client_ids]
 
     def swap(i: int, j: int) -> bool:
+        standbys = screen.pair(i, j)
+        moves = [] if standbys is None else standbys.moves(costs)
         pair = (i, j)
-        moves = _solve_pair(
-            assignments,
-            (client_ids[i], client_ids[j]),
-            [racks[i], racks[j]],
-            screen.movable(i, j),
-            screen.movable(j, i),
-            strategy,
-            remote,
-            costs,
-        )
+        for row, source, destination in moves:
+            task = screen.task(row)
+            assignments[client_ids[pair[source]]].remove_task(task)
+            assignments[client_ids[pair[destination]]].assign_task(AssignedTask.standby(task))
         if moves:
-            screen.moved([(task, pair[source], pair[destination]) for task, source, destination in moves])
+            screen.moved_rows([(row, pair[destination]) for row, _, destination in moves])
         return bool(moves)
 
     swap_rounds(len(client_ids), screen, swap)
