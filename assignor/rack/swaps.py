@@ -230,6 +230,10 @@ class SwapScreen:
             index = {key: i for i, key in enumerate(keys)}
             self._groups = len(keys)
             self._group[:rows] = [index[group_of(task)] for task in self._tasks]
+        # A pair's problem is ~20 rows: read off Python lists, not gathered from the arrays (numpy's cost is
+        # per call): per rack column each row's remote partitions, and each row's group.
+        self._remote_on = self._remote.T.tolist()
+        self._group_of = self._group.tolist()
         width = max((len(tasks) for tasks in standbys), default=0)
         self._slots = np.full((clients, width), rows, dtype=np.int64)
         self._slot_of = [0] * rows
@@ -306,16 +310,17 @@ class SwapScreen:
         if self._movable is not None:
             _add_rows(self._movable_rows, owners * self._groups + self._group[rows], allowed, sign)
 
-    def _task_ranks(self) -> np.ndarray | None:
+    def _task_ranks(self) -> list[int] | None:
         """Each row's place in the task order of a pair's problem (`TASK_ORDER`), None where the ids do
         not sort (named among unnamed: a pair's sort then raises as it did on the ids)."""
         try:
             ordered = sorted_task_ids(self._rows_of_task, TASK_ORDER)
         except TypeError:
             return None
-        rank = np.zeros(len(self._tasks) + 1, dtype=np.int64)
+        rank = [0] * len(self._tasks)
         for place, task in enumerate(ordered):
-            rank[self._rows_of_task[task]] = place
+            for row in self._rows_of_task[task]:
+                rank[row] = place
         return rank
 
     def task(self, row: int) -> TaskId:
@@ -336,19 +341,19 @@ class SwapScreen:
         taken = self._movable_rows_to(second, first)
         if not len(given) or not len(taken):
             return None
-        rows = np.concatenate((given, taken))
+        rows = given.tolist() + taken.tolist()
         if self._rank is None:
-            listed = sorted(rows.tolist(), key=lambda row: TASK_ORDER(self._tasks[row]))
-            rows = np.array(listed, dtype=np.int64)
+            rows.sort(key=lambda row: TASK_ORDER(self._tasks[row]))
         else:
-            rows = rows[np.argsort(self._rank[rows])]
-        remote = self._remote[rows]
+            rows.sort(key=self._rank.__getitem__)
+        near, far = self._remote_on[self._rack_column[first]], self._remote_on[self._rack_column[second]]
+        owner_of, group_of = self._owner_of, self._group_of
         return PairStandbys(
-            rows.tolist(),
-            remote[:, self._rack_column[first]].tolist(),
-            remote[:, self._rack_column[second]].tolist(),
-            (self._owner[rows] != first).view(np.int8).tolist(),
-            self._group[rows].tolist(),
+            rows,
+            [near[row] for row in rows],
+            [far[row] for row in rows],
+            [0 if owner_of[row] == first else 1 for row in rows],
+            [group_of[row] for row in rows],
         )
 
     def moved(self, moves: Iterable[tuple[TaskId, int, int]]) -> None:
