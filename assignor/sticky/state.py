@@ -77,9 +77,12 @@ class StickyState:
     def load(self, i: int) -> float:
         return self.total[i] / self.threads[i]
 
+    def _key(self, i: int) -> tuple[float, int, int, int, int]:
+        return (self.total[i] / self.threads[i], -self.threads[i], self.waiting[i], -self.displaced[i], i)
+
     def rekey(self, i: int) -> None:
         old = self.key_of[i]
-        new = (self.total[i] / self.threads[i], -self.threads[i], self.waiting[i], -self.displaced[i], i)
+        new = self._key(i)
         if new == old:
             return
         by_key = self.by_key
@@ -187,8 +190,10 @@ class StickyState:
         for pid, assignment in assignments.items():
             i = index[pid]
             for task, assigned in sorted(assignment.tasks().items(), key=_by_task_order):
-                self.place(self.task_index[task], i, assigned.type)
-        self.rekey_all()
+                self._record(self.task_index[task], i, assigned.type)
+        # The keys once, sorted once: what re-keying after every placement ends with (a key per client).
+        self.key_of = [self._key(i) for i in range(n_clients)]
+        self.by_key = sorted(self.key_of)
 
     def to_assignments(self) -> list[KafkaStreamsAssignment]:
         tasks = self.tasks
