@@ -292,7 +292,11 @@ def _checked_moves(seed: int) -> int:
         if moves:
             screen.moved([(task, (i, j)[source], (i, j)[destination]) for task, source, destination in moves])
             if screen._movable is not None:
-                assert np.array_equal(screen._movable, screen._movable_counts(len(client_ids))), seed
+                recount = screen._movable_counts(len(client_ids))
+                assert np.array_equal(screen._movable, recount), seed
+                if screen._towards_client >= 0:
+                    towards = recount[:, :, screen._towards_client].T
+                    assert np.array_equal(screen._towards, towards), seed
                 checked += 1
         return bool(moves)
 

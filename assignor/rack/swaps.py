@@ -202,6 +202,9 @@ class SwapScreen:
         racks = list(dict.fromkeys(client_racks))
         column = {rack: i for i, rack in enumerate(racks)}
         self._rack_column = np.array([column[rack] for rack in client_racks], dtype=np.int64)
+        self._rack_of = self._rack_column.tolist()
+        # other_rack[k, c]: client c is not on rack column k (a pair on one rack saves no traffic).
+        self._other_rack = self._rack_column[None, :] != np.arange(len(racks))[:, None]
         self._holders = holders
         self._destinations = destinations
         self._traffic = np.int64(traffic)
@@ -259,6 +262,11 @@ class SwapScreen:
             self._movable = self._movable_counts(clients)
             # The same counts, a row per (client, group): row client x groups + group, updated in place.
             self._movable_rows = self._movable.reshape(clients * self._groups, clients)
+        # The counts towards one client d, towards[g, c] = movable[c, g, d], for the d whose pairs are being
+        # screened (`_may_move` reads every partner's count towards it: a strided gather in `movable`).
+        # Gathered once per d and patched where moves change counts.
+        self._towards_client = -1
+        self._towards = np.zeros((0, 0), dtype=np.int32)
         self._version = 0
 
     def _movable_counts(self, clients: int) -> np.ndarray:
@@ -306,9 +314,23 @@ class SwapScreen:
 
     def _count_rows(self, rows: list[int], owners: np.ndarray, allowed: np.ndarray, sign: int) -> None:
         """The rows' allowed moves added to (``sign`` 1) or taken from (-1) the movable counts, if kept, each
-        under its owner and group."""
-        if self._movable is not None:
-            _add_rows(self._movable_rows, owners * self._groups + self._group[rows], allowed, sign)
+        under its owner and group: one fancy-indexed update of each copy where no (owner, group) comes twice
+        (a move's handful of rows, usually), else row by row (a fancy-indexed update would keep only the last
+        of repeated keys)."""
+        if self._movable is None:
+            return
+        groups = self._group[rows]
+        keys = owners * self._groups + groups  # the rows of `movable_rows`
+        ufunc = np.add if sign > 0 else np.subtract
+        counts = self._movable_rows
+        listed = keys.tolist()
+        if len(set(listed)) == len(listed):
+            counts[keys] = ufunc(counts[keys], allowed)
+        else:
+            for key, row in zip(listed, allowed, strict=True):
+                counts[key] = ufunc(counts[key], row)
+        if self._towards_client >= 0:
+            self._towards[groups, owners] = counts[keys, self._towards_client]
 
     def _task_ranks(self) -> list[int] | None:
         """Each row's place in the task order of a pair's problem (`TASK_ORDER`), None where the ids do
@@ -346,7 +368,7 @@ class SwapScreen:
             rows.sort(key=lambda row: TASK_ORDER(self._tasks[row]))
         else:
             rows.sort(key=self._rank.__getitem__)
-        near, far = self._remote_on[self._rack_column[first]], self._remote_on[self._rack_column[second]]
+        near, far = self._remote_on[self._rack_of[first]], self._remote_on[self._rack_of[second]]
         owner_of, group_of = self._owner_of, self._group_of
         return PairStandbys(
             rows,
@@ -390,17 +412,22 @@ class SwapScreen:
 
     def _may_move(self, first: int, start: int) -> np.ndarray:
         """Over the clients from ``start`` on: whether the pair with ``first`` could move a standby."""
-        racks = self._rack_column[start:]
-        own = self._rack_column[first]
+        own = self._rack_of[first]
         # Both tests below are false for a partner where a side has no movable standby (no swap exists): a
         # cap is broken only by a side's count of at least one, and a side without one has gain _NO_GAIN.
+        # (Reductions by the ufuncs themselves: `ndarray.sum` and `any` add a Python call each.)
         if self._movable is not None:
             here = self._movable[first, :, start:]  # (group, partner): first's standbys that may go there
-            there = self._movable[start:, :, first].T  # each partner's that may come here
-            may_move = _breaks_caps(here, there, here.sum(axis=0), there.sum(axis=0))  # a row in one group
+            if self._towards_client != first:
+                self._towards = np.ascontiguousarray(self._movable[:, :, first].T)
+                self._towards_client = first
+            there = self._towards[:, start:]  # each partner's that may come here
+            given, taken = np.add.reduce(here, dtype=np.int32), np.add.reduce(there, dtype=np.int32)
+            may_move = _breaks_caps(here, there, given, taken)  # a row in one group
         else:
-            may_move = np.zeros(len(racks), dtype=bool)
+            may_move = np.zeros(len(self._rack_of) - start, dtype=bool)
         if self._swaps_may_pay:
+            racks = self._rack_column[start:]
             rows = self._slots[first]
             partner_slots = self._slots[start:]
             forward = self._allowed[rows, start:]  # first's standbys that may go to each partner
@@ -409,7 +436,7 @@ class SwapScreen:
             gain_given = np.where(forward, self._saving[:, rows].T[:, racks], _NO_GAIN).max(axis=0)
             gain_taken = np.where(backward, self._saving[own][partner_slots], _NO_GAIN).max(axis=1)
             may_move |= gain_given + gain_taken > self._threshold
-        return (racks != own) & may_move
+        return self._other_rack[own, start:] & may_move
 
     def partners(self, first: int) -> Iterator[int]:
         """As `SwapBounds.partners`: looked at again after every move (`moved`)."""
@@ -420,19 +447,6 @@ class SwapScreen:
         )
 
 
-def _add_rows(counts: np.ndarray, keys: np.ndarray, rows: np.ndarray, sign: int = 1) -> None:
-    """counts[key] += sign x row for each key and row: one fancy-indexed update where no key comes twice (a
-    move's handful of rows, usually), else row by row (a fancy-indexed ``+=`` would keep only the
-    last of repeated keys)."""
-    ufunc = np.add if sign > 0 else np.subtract
-    listed = keys.tolist()
-    if len(set(listed)) == len(listed):
-        counts[keys] = ufunc(counts[keys], rows)
-        return
-    for key, row in zip(listed, rows, strict=True):
-        counts[key] = ufunc(counts[key], row)
-
-
 def _breaks_caps(here: np.ndarray, there: np.ndarray, given: np.ndarray, taken: np.ndarray) -> np.ndarray:
     """balance_subtopology: per partner, whether the input breaks a cap of the pair's graph (graph.py), a
     group's count over ``ceil(count x size / total)`` on either side. For integers, n > ceil(q) exactly
@@ -441,4 +455,4 @@ def _breaks_caps(here: np.ndarray, there: np.ndarray, given: np.ndarray, taken: 
     side's is n' c - n c' >= t: one comparison of |n c' - n' c| for both sides (t at least 1, as a
     partner with nothing movable has no cap to break)."""
     total = np.maximum(given + taken, 1)
-    return (np.abs(here * taken - there * given) >= total).any(axis=0)
+    return np.logical_or.reduce(np.abs(here * taken - there * given) >= total)
