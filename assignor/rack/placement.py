@@ -142,14 +142,15 @@ def pair_placement_of_counts(
         else [traffic * first + moved, traffic * second]
         for first, second, holder in zip(first_remote, second_remote, current, strict=True)
     ]
-    index = {key: i for i, key in enumerate(sorted(set(group_keys)))}
-    groups = [index[key] for key in group_keys]
-    sizes = [0] * len(index)
-    for group in groups:
-        sizes[group] += 1
-    counts = [current.count(0), current.count(1)]
-    caps = [[-((-count * size) // len(current)) for count in counts] for size in sizes]  # graph.ceil_share
-    return solve_two_clients(tie_broken, groups, caps, counts)
+    keys = sorted(set(group_keys))
+    groups = list(map({key: i for i, key in enumerate(keys)}.__getitem__, group_keys))
+    tasks, on_first = len(current), current.count(0)
+    on_second = tasks - on_first
+    # graph.ceil_share per group and client
+    caps = [
+        [-(-on_first * size // tasks), -(-on_second * size // tasks)] for size in map(group_keys.count, keys)
+    ]
+    return solve_two_clients(tie_broken, groups, caps, [on_first, on_second])
 
 
 def with_input_admitted(problem: PlacementProblem) -> PlacementProblem:
