@@ -220,9 +220,8 @@ class SwapScreen:
         self._rows_of_task: dict[TaskId, list[int]] = {}
         for row, task in enumerate(self._tasks):
             self._rows_of_task.setdefault(task, []).append(row)
-        self._owner = np.array([*owners, -1], dtype=np.int64)
+        self._owner_of = list(owners)
         self._rank = self._task_ranks()
-        self._owner_of = list(owners)  # the same, as Python ints: `moved` reads and writes a few at a time
         self._remote = np.zeros((rows + 1, len(racks)), dtype=np.int64)
         for task, task_rows in self._rows_of_task.items():
             self._remote[task_rows] = [remote.count(task, rack) for rack in racks]
@@ -277,14 +276,14 @@ class SwapScreen:
         by_group = one_hot[self._slots].transpose(0, 2, 1)  # (c, g, slot)
         return np.rint(by_group @ self._allowed[self._slots].astype(np.float32)).astype(np.int32)  # (c, g, d)
 
-    def _fill_rows(self, rows: list[int]) -> None:
-        """The rows' ``allowed`` (with the movable counts once kept, and when swaps may pay its transpose
-        and ``saving``) from their owners and holders now, all rows at once: a move refills every row of
-        its tasks (a handful), and numpy's cost is per call."""
-        if not rows:
-            return
-        owners = self._owner[rows]
+    def _fill_rows(self, rows: list[int]) -> np.ndarray:
+        """The rows' ``allowed`` (and when swaps may pay its transpose and ``saving``) from their owners and
+        holders now, all rows at once: a move refills every row of its tasks (a handful), and numpy's cost is
+        per call. Returns the rows' new ``allowed``."""
+        owners = [self._owner_of[row] for row in rows]
         block: np.ndarray
+        if not rows:
+            return np.zeros((0, self._allowed.shape[1]), dtype=bool)
         if self._destinations is None:
             block = np.ones((len(rows), self._allowed.shape[1]), dtype=bool)
         else:
@@ -292,7 +291,7 @@ class SwapScreen:
             block = np.array(
                 [
                     allowed(owner, self._holders[self._tasks[row]])
-                    for row, owner in zip(rows, owners.tolist(), strict=True)
+                    for row, owner in zip(rows, owners, strict=True)
                 ]
             )
         held_at: list[int] = []
@@ -306,31 +305,32 @@ class SwapScreen:
         self._allowed[rows] = block
         if self._allowed_by_client is not None:
             self._allowed_by_client[:, rows] = block.T
-        self._count_rows(rows, owners, block, 1)
         if self._swaps_may_pay:  # else `_may_move` never reads the savings
             remote = self._remote[rows]
             own = remote[np.arange(len(rows)), self._rack_column[owners]]
             self._saving[:, rows] = (self._traffic * (own[:, None] - remote)).T
+        return block
 
-    def _count_rows(self, rows: list[int], owners: np.ndarray, allowed: np.ndarray, sign: int) -> None:
-        """The rows' allowed moves added to (``sign`` 1) or taken from (-1) the movable counts, if kept, each
-        under its owner and group: one fancy-indexed update of each copy where no (owner, group) comes twice
-        (a move's handful of rows, usually), else row by row (a fancy-indexed update would keep only the last
-        of repeated keys)."""
-        if self._movable is None:
-            return
-        groups = self._group[rows]
-        keys = owners * self._groups + groups  # the rows of `movable_rows`
-        ufunc = np.add if sign > 0 else np.subtract
+    def _count_keys(self, rows: list[int]) -> list[int]:
+        """Each row's row in `movable_rows` (its owner's, for its group)."""
+        owner_of, group_of, groups = self._owner_of, self._group_of, self._groups
+        return [owner_of[row] * groups + group_of[row] for row in rows]
+
+    def _recount(
+        self, keys_before: list[int], before: np.ndarray, rows: list[int], after: np.ndarray
+    ) -> None:
+        """Refilled rows leave the movable counts under their keys and ``allowed`` before, and come back under
+        their keys and ``allowed`` now: row by row in place (a move refills a handful; keys may repeat)."""
         counts = self._movable_rows
-        listed = keys.tolist()
-        if len(set(listed)) == len(listed):
-            counts[keys] = ufunc(counts[keys], allowed)
-        else:
-            for key, row in zip(listed, allowed, strict=True):
-                counts[key] = ufunc(counts[key], row)
+        keys_after = self._count_keys(rows)
+        for at, (was, now) in enumerate(zip(keys_before, keys_after, strict=True)):
+            counts[was] -= before[at]
+            counts[now] += after[at]
         if self._towards_client >= 0:
-            self._towards[groups, owners] = counts[keys, self._towards_client]
+            column, towards = self._towards_client, self._towards
+            for key in {*keys_before, *keys_after}:
+                owner, group = divmod(key, self._groups)
+                towards[group, owner] = counts[key, column]
 
     def _task_ranks(self) -> list[int] | None:
         """Each row's place in the task order of a pair's problem (`TASK_ORDER`), None where the ids do
@@ -391,15 +391,16 @@ class SwapScreen:
     def moved_rows(self, moves: list[tuple[int, int]]) -> None:
         """`moved` by rows (`PairStandbys.rows`): (row, to rank)."""
         refilled = [row for moved, _ in moves for row in self._rows_of_task[self._tasks[moved]]]
-        if self._movable is not None:  # the rows leave the counts as they are; `_fill_rows` adds them back
-            self._count_rows(refilled, self._owner[refilled], self._allowed[refilled], -1)
+        counted = self._movable is not None
+        if counted:
+            before, keys_before = self._allowed[refilled], self._count_keys(refilled)
         free: dict[int, list[int]] = {}
         arrived: list[tuple[int, int]] = []
         owner_of = self._owner_of
         for row, destination in moves:
             source, task = owner_of[row], self._tasks[row]
             free.setdefault(source, []).append(self._slot_of[row])
-            owner_of[row] = self._owner[row] = destination
+            owner_of[row] = destination
             self._holders[task].discard(source)
             self._holders[task].add(destination)
             arrived.append((row, destination))
@@ -407,7 +408,9 @@ class SwapScreen:
             slot = free[destination].pop()
             self._slots[destination, slot] = row
             self._slot_of[row] = slot
-        self._fill_rows(refilled)
+        after = self._fill_rows(refilled)
+        if counted:
+            self._recount(keys_before, before, refilled, after)
         self._version += 1
 
     def _may_move(self, first: int, start: int) -> np.ndarray:
