@@ -20,7 +20,6 @@ from fleet_assignor.assignor.rack.swaps import SwapScreen, _breaks_caps, swap_ro
 from fleet_assignor.assignor.rack.tag_spread import TagSpreadDestinations
 from fleet_assignor.assignor.rack.utils import (
     _movable,
-    _solve_pair,
     _swap_pair,
     _swap_screen,
     _swap_standbys_pairwise,
@@ -279,18 +278,14 @@ def _checked_moves(seed: int) -> int:
     strategy = app.assignment_configs().rack_aware_assignment_strategy
     client_ids = sorted(app.clients)
     screen: SwapScreen = _swap_screen(app, assignments, client_ids, optimized, remote, costs, strategy)
-    racks = [app.clients[c].rack_id for c in client_ids]
     checked = 0
 
     def swap(i: int, j: int) -> bool:
         nonlocal checked
-        pair = (client_ids[i], client_ids[j])
-        moves = _solve_pair(
-            assignments, pair, [racks[i], racks[j]], screen.movable(i, j), screen.movable(j, i), strategy,
-            remote, costs,
-        )  # fmt: skip
+        standbys = screen.pair(i, j)
+        moves = [] if standbys is None else standbys.moves(costs)
         if moves:
-            screen.moved([(task, (i, j)[source], (i, j)[destination]) for task, source, destination in moves])
+            screen.moved_rows([(row, (i, j)[destination]) for row, _, destination in moves])
             if screen._movable is not None:
                 recount = screen._movable_counts(len(client_ids))
                 assert np.array_equal(screen._movable, recount), seed

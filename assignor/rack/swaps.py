@@ -280,10 +280,10 @@ class SwapScreen:
         """The rows' ``allowed`` (and when swaps may pay its transpose and ``saving``) from their owners and
         holders now, all rows at once: a move refills every row of its tasks (a handful), and numpy's cost is
         per call. Returns the rows' new ``allowed``."""
-        owners = [self._owner_of[row] for row in rows]
-        block: np.ndarray
         if not rows:
             return np.zeros((0, self._allowed.shape[1]), dtype=bool)
+        owners = [self._owner_of[row] for row in rows]
+        block: np.ndarray
         if self._destinations is None:
             block = np.ones((len(rows), self._allowed.shape[1]), dtype=bool)
         else:
@@ -348,10 +348,6 @@ class SwapScreen:
     def task(self, row: int) -> TaskId:
         return self._tasks[row]
 
-    def movable(self, source: int, destination: int) -> set[TaskId]:
-        """The standbys of ``source`` that may move to ``destination``."""
-        return {self._tasks[row] for row in self._movable_rows_to(source, destination).tolist()}
-
     def _movable_rows_to(self, source: int, destination: int) -> np.ndarray:
         rows = self._slots[source]
         return rows[self._allowed[rows, destination]]
@@ -378,18 +374,8 @@ class SwapScreen:
             [group_of[row] for row in rows],
         )
 
-    def moved(self, moves: Iterable[tuple[TaskId, int, int]]) -> None:
-        """A pair swapped these standbys (task, from rank, to rank); as many go each way."""
-        owner_of = self._owner_of
-        self.moved_rows(
-            [
-                (next(r for r in self._rows_of_task[task] if owner_of[r] == source), destination)
-                for task, source, destination in moves
-            ]
-        )
-
     def moved_rows(self, moves: list[tuple[int, int]]) -> None:
-        """`moved` by rows (`PairStandbys.rows`): (row, to rank)."""
+        """A pair swapped these standbys (row, to rank; rows as `PairStandbys.rows`); as many go each way."""
         refilled = [row for moved, _ in moves for row in self._rows_of_task[self._tasks[moved]]]
         counted = self._movable is not None
         if counted:
@@ -442,7 +428,7 @@ class SwapScreen:
         return self._other_rack[own, start:] & may_move
 
     def partners(self, first: int) -> Iterator[int]:
-        """As `SwapBounds.partners`: looked at again after every move (`moved`)."""
+        """As `SwapBounds.partners`: looked at again after every move (`moved_rows`)."""
         if self._slots.shape[1] == 0 or (self._groups <= 1 and not self._swaps_may_pay):
             return iter(())  # no standby, or no caps and no swap that pays: no pair moves
         return rescanned_partners(
