@@ -70,7 +70,7 @@ class StickyState:
         # with nothing waiting, the one the re-pick can give a previous active back to goes first
         self.displaced = [0] * n_clients
         # clients sorted by key (load, -threads, waiting, -displaced, index); key_of[i] is client i's entry
-        self.key_of = [(0.0, -self.threads[i], 0, 0, i) for i in range(n_clients)]
+        self.key_of = [self._key(i) for i in range(n_clients)]
         self.by_key = sorted(self.key_of)
 
     # --- keys and loads -------------------------------------------------------------------------------
