@@ -323,9 +323,14 @@ class SwapScreen:
         their keys and ``allowed`` now: row by row in place (a move refills a handful; keys may repeat)."""
         counts = self._movable_rows
         keys_after = self._count_keys(rows)
+        # In the counts' own type: a bool row added to an int32 one goes through numpy's buffered casting.
+        left, came = before.astype(np.int32), after.astype(np.int32)
         for at, (was, now) in enumerate(zip(keys_before, keys_after, strict=True)):
-            counts[was] -= before[at]
-            counts[now] += after[at]
+            if was == now:  # a row whose owner kept it: one update of its change
+                counts[now] += came[at] - left[at]
+            else:
+                counts[was] -= left[at]
+                counts[now] += came[at]
         if self._towards_client >= 0:
             column, towards = self._towards_client, self._towards
             for key in {*keys_before, *keys_after}:
@@ -444,4 +449,7 @@ def _breaks_caps(here: np.ndarray, there: np.ndarray, given: np.ndarray, taken: 
     side's is n' c - n c' >= t: one comparison of |n c' - n' c| for both sides (t at least 1, as a
     partner with nothing movable has no cap to break)."""
     total = np.maximum(given + taken, 1)
-    return np.logical_or.reduce(np.abs(here * taken - there * given) >= total)
+    difference = here * taken
+    difference -= there * given  # in place, and the largest over the groups compared once
+    np.abs(difference, out=difference)
+    return np.maximum.reduce(difference) >= total
