@@ -43,6 +43,12 @@ class TaskTopicPartition:
         return self.topic_partition.partition
 
 
+# A partition's roles read in C: a task's are filtered at every load (thousands of tasks; a generator per
+# task cost more than the test).
+_is_source: Callable[[TaskTopicPartition], bool] = attrgetter("is_source")
+_is_changelog: Callable[[TaskTopicPartition], bool] = attrgetter("is_changelog")
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class TaskInfo:
     """A task of the topology. ``is_stateful`` means "has a state store" (Kafka's ``TaskInfo.isStateful``);
@@ -57,7 +63,7 @@ class TaskInfo:
     _has_changelog: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_has_changelog", any(tp.is_changelog for tp in self.topic_partitions))
+        object.__setattr__(self, "_has_changelog", any(map(_is_changelog, self.topic_partitions)))
 
     @property
     def has_changelog(self) -> bool:
@@ -65,11 +71,11 @@ class TaskInfo:
 
     @property
     def source_partitions(self) -> tuple[TaskTopicPartition, ...]:
-        return tuple(tp for tp in self.topic_partitions if tp.is_source)
+        return tuple(filter(_is_source, self.topic_partitions))
 
     @property
     def changelog_partitions(self) -> tuple[TaskTopicPartition, ...]:
-        return tuple(tp for tp in self.topic_partitions if tp.is_changelog)
+        return tuple(filter(_is_changelog, self.topic_partitions))
 
 
 # `TaskInfo.has_changelog` read in C, for scans over many tasks (validation checks every standby's task).
