@@ -223,8 +223,9 @@ class SwapScreen:
         self._owner_of = list(owners)
         self._rank = self._task_ranks()
         self._remote = np.zeros((rows + 1, len(racks)), dtype=np.int64)
-        for task, task_rows in self._rows_of_task.items():
-            self._remote[task_rows] = [remote.count(task, rack) for rack in racks]
+        if rows:  # one assignment of every row's counts (per task one numpy call cost more than the counts)
+            per_task = {task: remote.row(task, racks) for task in self._rows_of_task}
+            self._remote[:rows] = [per_task[task] for task in self._tasks]
         self._groups = 0
         self._group = np.zeros(rows + 1, dtype=np.int64)
         if group_of is not None:
