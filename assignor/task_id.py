@@ -35,7 +35,7 @@ class TaskId:
     the same object.
     """
 
-    __slots__ = ("__weakref__", "order_key", "partition", "sort_key", "subtopology", "topology_name")
+    __slots__ = ("__weakref__", "order_key", "partition", "sort_key", "subtopology", "text", "topology_name")
 
     subtopology: int
     partition: int
@@ -47,6 +47,8 @@ class TaskId:
     # several times faster than the tuple; a named id's is its `sort_key`. Ints and tuples do not compare,
     # so a sort by it refuses a mix (`sorted_task_ids` then falls back).
     order_key: int | tuple[bool, str, int, int]
+    # The text form, made once: every output row names its task by it (tens of rows per application).
+    text: str
 
     def __new__(cls, subtopology: int, partition: int, topology_name: str | None = None) -> TaskId:
         key = (subtopology, partition, topology_name)
@@ -66,6 +68,8 @@ class TaskId:
                 init(
                     found, "order_key", found.sort_key if name is not None else subtopology << 32 | partition
                 )
+                base = f"{subtopology}_{partition}"
+                init(found, "text", base if name is None else f"{name}{_NAMED_DELIMITER}{base}")
                 _INTERNED[key] = found
             return found
 
@@ -106,8 +110,7 @@ class TaskId:
         return cls(int(sub), int(part), name)
 
     def __str__(self) -> str:
-        base = f"{self.subtopology}_{self.partition}"
-        return base if self.topology_name is None else f"{self.topology_name}{_NAMED_DELIMITER}{base}"
+        return self.text
 
     def __repr__(self) -> str:
         return f"TaskId({str(self)!r})"
