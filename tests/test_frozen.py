@@ -11,6 +11,8 @@ from fleet_assignor.assignor.distribution import ConsumerTasks, consumer_tasks
 from fleet_assignor.assignor.frozen import field_setters
 from fleet_assignor.assignor.metrics import ClientTasks
 from fleet_assignor.assignor.planner import ClientResult, _client_result
+from fleet_assignor.assignor.scenario import _task_topic_partition
+from fleet_assignor.assignor.state import TaskTopicPartition, TopicPartition
 from fleet_assignor.assignor.task_id import TaskId
 
 T1, T2, T3 = TaskId(0, 1), TaskId(0, 2), TaskId(1, 0)
@@ -44,6 +46,21 @@ def test_a_client_result_is_the_constructors():
     assert built.as_dict() == constructed.as_dict()
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.tasks = ClientTasks()  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "args", [("orders", 3, True, False, frozenset({"r1", "r2"})), ("log", 0, False, True, frozenset())]
+)
+def test_a_loaded_partition_is_the_constructors(args):
+    topic, number, source, changelog, racks = args
+    built = _task_topic_partition(*args)
+    constructed = TaskTopicPartition(TopicPartition(topic, number), source, changelog, racks)
+    for value, expected in ((built, constructed), (built.topic_partition, constructed.topic_partition)):
+        assert value == expected and hash(value) == hash(expected) and repr(value) == repr(expected)
+        assert dataclasses.astuple(value) == dataclasses.astuple(expected)
+    assert built.rack_ids == racks  # equality leaves the racks out
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.is_source = not source  # type: ignore[misc]
 
 
 def test_only_slotted_dataclasses_without_post_init_are_filled_this_way():
