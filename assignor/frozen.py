@@ -20,6 +20,15 @@ new_object = object.__new__
 def field_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
     """The slot setters of a frozen slotted dataclass's fields, in field order. Only to fill an object
     just made by `new_object`: a value already handed out stays immutable."""
-    if not is_dataclass(cls) or "__slots__" not in cls.__dict__ or hasattr(cls, "__post_init__"):
+    if hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} is not a slotted dataclass without __post_init__")
-    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
+    return slot_setters(cls, [f.name for f in fields(cls)])
+
+
+def slot_setters(cls: type, names: list[str]) -> tuple[Callable[[Any, Any], None], ...]:
+    """The named slots' setters of a frozen slotted dataclass with a ``__post_init__``: the builder then
+    sets the fields the ``__post_init__`` derives itself, as it does (and a test says it equals the
+    constructor's value)."""
+    if not is_dataclass(cls) or "__slots__" not in cls.__dict__:
+        raise TypeError(f"{cls.__name__} is not a slotted dataclass")
+    return tuple(cls.__dict__[name].__set__ for name in names)

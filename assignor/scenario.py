@@ -26,6 +26,7 @@ from fleet_assignor.assignor.state import (
     TaskInfo,
     TaskTopicPartition,
     TopicPartition,
+    task_info,
 )
 from fleet_assignor.assignor.task_id import TaskId, TaskIdFormatError
 
@@ -329,7 +330,7 @@ class _Loader:
                 built or self.partition(p, f"{path}.partitions[{j}]")
                 for j, (built, p) in enumerate(zip(plain, raw_partitions, strict=True))
             ]
-        return TaskInfo(task, bool(stores), frozenset(stores), tuple(partitions))
+        return task_info(task, bool(stores), frozenset(stores), tuple(partitions))
 
     def partition(self, raw: Any, path: str) -> TaskTopicPartition:
         # Hot in the fleet job (every partition of every task): paths are built only for an error.

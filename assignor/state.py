@@ -9,6 +9,7 @@ from types import MappingProxyType
 
 from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import LagsNotComputedError, NoLagForTaskError
+from fleet_assignor.assignor.frozen import new_object, slot_setters
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.task_id import TaskId
 
@@ -76,6 +77,25 @@ class TaskInfo:
     @property
     def changelog_partitions(self) -> tuple[TaskTopicPartition, ...]:
         return tuple(filter(_is_changelog, self.topic_partitions))
+
+
+_SET_ID, _SET_STATEFUL, _SET_STORES, _SET_PARTITIONS, _SET_HAS_CHANGELOG = slot_setters(
+    TaskInfo, ["id", "is_stateful", "state_store_names", "topic_partitions", "_has_changelog"]
+)
+
+
+def task_info(
+    task: TaskId, is_stateful: bool, stores: frozenset[str], partitions: tuple[TaskTopicPartition, ...]
+) -> TaskInfo:
+    """``TaskInfo(...)`` built in C (`frozen`), its derived flag as ``__post_init__`` sets it: one per task
+    of every load."""
+    info: TaskInfo = new_object(TaskInfo)
+    _SET_ID(info, task)
+    _SET_STATEFUL(info, is_stateful)
+    _SET_STORES(info, stores)
+    _SET_PARTITIONS(info, partitions)
+    _SET_HAS_CHANGELOG(info, any(map(_is_changelog, partitions)))
+    return info
 
 
 # `TaskInfo.has_changelog` read in C, for scans over many tasks (validation checks every standby's task).

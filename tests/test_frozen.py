@@ -12,8 +12,9 @@ from fleet_assignor.assignor.frozen import field_setters
 from fleet_assignor.assignor.metrics import ClientTasks
 from fleet_assignor.assignor.planner import ClientResult, _client_result
 from fleet_assignor.assignor.scenario import _task_topic_partition
-from fleet_assignor.assignor.state import TaskTopicPartition, TopicPartition
+from fleet_assignor.assignor.state import TaskInfo, TaskTopicPartition, TopicPartition, task_info
 from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.transitions import TaskTransition, TransitionKind, _transition
 
 T1, T2, T3 = TaskId(0, 1), TaskId(0, 2), TaskId(1, 0)
 
@@ -61,6 +62,31 @@ def test_a_loaded_partition_is_the_constructors(args):
     assert built.rack_ids == racks  # equality leaves the racks out
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.is_source = not source  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("changelog", [True, False])
+def test_a_loaded_task_is_the_constructors_with_its_derived_flag(changelog):
+    partitions = (
+        _task_topic_partition("in", 0, True, False, frozenset()),
+        _task_topic_partition("store-changelog", 0, False, changelog, frozenset({"r1"})),
+    )
+    args = (T1, changelog, frozenset({"store"} if changelog else ()), partitions)
+    built, constructed = task_info(*args), TaskInfo(*args)
+    assert repr(built) == repr(constructed)
+    assert dataclasses.astuple(built) == dataclasses.astuple(constructed)
+    assert built.has_changelog is constructed.has_changelog is changelog
+    assert built.changelog_partitions == constructed.changelog_partitions
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.is_stateful = not changelog  # type: ignore[misc]
+
+
+def test_a_transition_is_the_constructors():
+    args = (ProcessId.of(3), T2, TransitionKind.PROMOTE_STANDBY, 17)
+    built, constructed = _transition(*args), TaskTransition(*args)
+    assert built == constructed and hash(built) == hash(constructed) and repr(built) == repr(constructed)
+    assert built.as_row() == constructed.as_row()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.restore_lag = 0  # type: ignore[misc]
 
 
 def test_only_slotted_dataclasses_without_post_init_are_filled_this_way():
