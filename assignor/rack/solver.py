@@ -286,6 +286,8 @@ def solve_two_clients(
 
 # A run's entries taken one at a time before the rest is sorted at once.
 _LAZY_TAKES = 8
+# A taken entry's key in `_Run.keys`: above every entry's (labels below _HALF).
+_TAKEN_KEY = 2 * NO_EDGE + 4
 
 
 class _Run:
@@ -293,10 +295,13 @@ class _Run:
     before the insertion ends, so the next is found by a minimum over the array; a run asked for more is
     sorted once and handed out from the sorted list."""
 
-    __slots__ = ("labels", "nodes", "number", "ranks", "rest", "taken")
+    __slots__ = ("keys", "labels", "nodes", "number", "ranks", "rest", "taken")
 
     def __init__(self, labels: np.ndarray, ranks: np.ndarray, nodes: np.ndarray, number: int) -> None:
         self.labels, self.ranks, self.nodes, self.number = labels, ranks, nodes, number
+        # (label, rank) as one int, 2 x label + rank (ranks are 2 or 3, labels below _HALF): its first
+        # minimum is the entry the heap order takes next, a rank-2 tie before the rank-3 entry included.
+        self.keys = labels * 2 + ranks
         self.taken = 0
         self.rest: list[tuple[int, int, int, int]] | None = None
 
@@ -306,17 +311,14 @@ class _Run:
         if self.taken == _LAZY_TAKES:
             self._sort_rest()
             return self.take()
-        labels, ranks = self.labels, self.ranks
-        index = int(labels.argmin())  # the first of the lowest labels: the lowest node among them
-        low, rank = int(labels[index]), int(ranks[index])
+        labels = self.labels
+        index = int(self.keys.argmin())  # the lowest (label, rank), the lowest node among equal ones
+        low = int(labels[index])
         if low >= NO_EDGE:
             return None
-        if rank > 2:  # a node of rank 2 with the same label comes first (ranks here are 2 or 3)
-            ties = ((labels == low) & (ranks < rank)).nonzero()[0]
-            if len(ties):
-                index = int(ties[0])
-                rank = int(ranks[index])
+        rank = int(self.ranks[index])
         labels[index] = NO_EDGE  # taken
+        self.keys[index] = _TAKEN_KEY
         self.taken += 1
         return low, rank, int(self.nodes[index]), self.number
 
