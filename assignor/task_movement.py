@@ -172,20 +172,22 @@ class LagTable:
             self.caught = np.ones(by_task.shape, dtype=bool)
         else:
             self.caught = (by_task == LATEST_OFFSET) | ((by_task >= 0) & (by_task <= acceptable_recovery_lag))
-        self.min_lag_array = by_task.min(axis=1) if len(order) else np.zeros(len(self.tasks), dtype=np.int64)
+        self.min_lag_array = (  # the ufunc's own reduce: `ndarray.min` adds a Python wrapper per call
+            np.minimum.reduce(by_task, axis=1) if len(order) else np.zeros(len(self.tasks), dtype=np.int64)
+        )
         self.min_lags = self.min_lag_array.tolist()
         self._candidates: dict[int, tuple[int, ...]] = {}
 
     def candidate_indices(self, j: int) -> tuple[int, ...]:
         found = self._candidates.get(j)
         if found is None:
-            found = tuple(np.flatnonzero(self.caught[j]).tolist())
+            found = tuple(self.caught[j].nonzero()[0].tolist())  # 1-d: the method skips numpy's wrapper
             self._candidates[j] = found
         return found
 
     def lag_order_indices(self, j: int) -> list[int]:
         """Clients by (lag, ProcessId): a stable sort of the ProcessId-ordered row."""
-        return np.argsort(self.lags[j], kind="stable").tolist()
+        return self.lags[j].argsort(kind="stable").tolist()
 
     def caught_up(self) -> CaughtUpView:
         return CaughtUpView(self)
@@ -296,12 +298,12 @@ class _Plan:
         if not flat:
             return []
         rows = np.fromiter(map(table.task_index.__getitem__, flat), dtype=np.intp, count=len(flat))
-        columns = np.repeat(np.arange(len(held), dtype=np.intp), [len(tasks) for tasks in held])
+        columns = np.arange(len(held), dtype=np.intp).repeat([len(tasks) for tasks in held])
         lags = table.lags[rows, columns]
         moving = ~table.caught[rows, columns] & (table.min_lag_array[rows] < lags)
         chosen = [
             (flat[k], client)
-            for k, client in zip(np.flatnonzero(moving).tolist(), columns[moving].tolist(), strict=True)
+            for k, client in zip(moving.nonzero()[0].tolist(), columns[moving].tolist(), strict=True)
         ]
         chosen.sort(key=lambda pair: (pair[1], TASK_ORDER(pair[0])))
         return chosen
