@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 import types
@@ -69,6 +70,14 @@ def test_the_built_in_names_point_at_the_agreed_classes():
 def test_each_load_gives_a_fresh_instance(custom_module):
     first, second = load_assignor(f"{custom_module}:Custom"), load_assignor(f"{custom_module}:Custom")
     assert isinstance(first, Custom)
+    assert first is not second
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_ASSIGNORS))
+def test_each_load_of_a_built_in_gives_a_fresh_instance_of_its_class(name):
+    module_name, _, class_name = BUILTIN_ASSIGNORS[name].partition(":")
+    first, second = load_assignor(name), load_assignor(name)
+    assert type(first) is type(second) is getattr(importlib.import_module(module_name), class_name)
     assert first is not second
 
 
