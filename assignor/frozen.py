@@ -26,9 +26,10 @@ def field_setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
 
 
 def slot_setters(cls: type, names: list[str]) -> tuple[Callable[[Any, Any], None], ...]:
-    """The named slots' setters of a frozen slotted dataclass with a ``__post_init__``: the builder then
-    sets the fields the ``__post_init__`` derives itself, as it does (and a test says it equals the
-    constructor's value)."""
+    """The named slots' setters of a frozen slotted dataclass, to fill an object just made, before anyone
+    else sees it: a builder of a class with a ``__post_init__`` sets the fields it derives as it does (a
+    test says the value equals the constructor's), a function finishing a value it just made sets the rest
+    instead of copying it through ``dataclasses.replace``."""
     if not is_dataclass(cls) or "__slots__" not in cls.__dict__:
         raise TypeError(f"{cls.__name__} is not a slotted dataclass")
     return tuple(cls.__dict__[name].__set__ for name in names)

@@ -15,9 +15,11 @@ import enum
 import math
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
+from fleet_assignor.assignor.frozen import slot_setters
 from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.assignor.metrics import ClientTasks, cross_rack_cost
 from fleet_assignor.assignor.planner import PlanResult
@@ -229,7 +231,7 @@ class RolloutReport:
     def as_row(self) -> dict[str, Any]:
         """The ``rollout`` table's columns: the fields, the stop reason as text, risks as a list of
         {name, value, threshold}."""
-        row = {f.name: getattr(self, f.name) for f in fields(self)}
+        row = dict(zip(_REPORT_FIELDS, _report_values(self), strict=True))
         row["stop_reason"] = self.stop_reason.value
         row["risks"] = [flag.as_row() for flag in self.risks]
         return row
@@ -258,7 +260,15 @@ def rollout_report(
         clock=clock,
     )
     report = report_of(simulation, settings)
-    return replace(report, risks=assess_risks(report, simulation, settings))
+    # The report was just made here and is not yet handed out: its risks filled in place (`frozen`), not
+    # through `replace`, which rebuilds all 31 fields.
+    _SET_RISKS(report, assess_risks(report, simulation, settings))
+    return report
+
+
+_REPORT_FIELDS = tuple(f.name for f in fields(RolloutReport))
+_report_values = attrgetter(*_REPORT_FIELDS)
+(_SET_RISKS,) = slot_setters(RolloutReport, ["risks"])
 
 
 def report_of(simulation: RolloutSimulation, settings: RolloutSettings) -> RolloutReport:
