@@ -323,9 +323,9 @@ class _Run:
         return low, rank, int(self.nodes[index]), self.number
 
     def _sort_rest(self) -> None:
-        left = np.flatnonzero(self.labels < NO_EDGE)
+        left = (self.labels < NO_EDGE).nonzero()[0]
         labels, ranks, nodes = self.labels[left], self.ranks[left], self.nodes[left]
-        order = np.lexsort((nodes, ranks, labels))
+        order = self.keys[left].argsort(kind="stable")  # (label, rank), then node: nodes ascend in a run
         rest = list(zip(labels[order].tolist(), ranks[order].tolist(), nodes[order].tolist(),
                         itertools.repeat(self.number), strict=False))  # fmt: skip
         rest.reverse()  # pop() from the end gives the smallest
