@@ -33,3 +33,12 @@ def slot_setters(cls: type, names: list[str]) -> tuple[Callable[[Any, Any], None
     if not is_dataclass(cls) or "__slots__" not in cls.__dict__:
         raise TypeError(f"{cls.__name__} is not a slotted dataclass")
     return tuple(cls.__dict__[name].__set__ for name in names)
+
+
+def filled(cls: type, setters: tuple[Callable[[Any, Any], None], ...], *values: Any) -> Any:
+    """A new ``cls`` object with ``values`` set through ``setters`` (`field_setters`), in order: the value
+    its constructor gives for a class without ``__post_init__``."""
+    value: Any = new_object(cls)
+    for setter, field_value in zip(setters, values, strict=True):
+        setter(value, field_value)
+    return value

@@ -24,7 +24,7 @@ from fleet_assignor.assignor.assignment import (
 )
 from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks
 from fleet_assignor.assignor.errors import AssignmentError
-from fleet_assignor.assignor.frozen import field_setters, new_object
+from fleet_assignor.assignor.frozen import field_setters, filled
 from fleet_assignor.assignor.gc_pause import collector_paused
 from fleet_assignor.assignor.limits import instant_range_text, is_instant
 from fleet_assignor.assignor.metrics import (
@@ -83,18 +83,14 @@ class ClientResult:
         }
 
 
-_SET_PROCESS_ID, _SET_TASKS, _SET_CONSUMERS, _SET_DEADLINE = field_setters(ClientResult)
+_CLIENT_SETTERS = field_setters(ClientResult)
 
 
 def _client_result(
     process_id: ProcessId, tasks: ClientTasks, consumers: Mapping[str, ConsumerTasks], deadline: int | None
 ) -> ClientResult:
     """``ClientResult(...)`` built in C (`frozen`): one per client of every plan."""
-    result: ClientResult = new_object(ClientResult)
-    _SET_PROCESS_ID(result, process_id)
-    _SET_TASKS(result, tasks)
-    _SET_CONSUMERS(result, consumers)
-    _SET_DEADLINE(result, deadline)
+    result: ClientResult = filled(ClientResult, _CLIENT_SETTERS, process_id, tasks, consumers, deadline)
     return result
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fleet_assignor.assignor.frozen import field_setters, new_object
+from fleet_assignor.assignor.frozen import field_setters, filled
 from fleet_assignor.assignor.metrics import ClientTasks
 from fleet_assignor.assignor.planner import PlanResult
 from fleet_assignor.assignor.process_id import ProcessId
@@ -156,14 +156,10 @@ def task_transitions(
     return transitions
 
 
-_SET_PROCESS_ID, _SET_TASK_ID, _SET_TRANSITION, _SET_RESTORE_LAG = field_setters(TaskTransition)
+_TRANSITION_SETTERS = field_setters(TaskTransition)
 
 
 def _transition(process_id: ProcessId, task: TaskId, kind: TransitionKind, lag: int) -> TaskTransition:
     """``TaskTransition(...)`` built in C (`frozen`): one per task of every client, tens per application."""
-    transition: TaskTransition = new_object(TaskTransition)
-    _SET_PROCESS_ID(transition, process_id)
-    _SET_TASK_ID(transition, task)
-    _SET_TRANSITION(transition, kind)
-    _SET_RESTORE_LAG(transition, lag)
+    transition: TaskTransition = filled(TaskTransition, _TRANSITION_SETTERS, process_id, task, kind, lag)
     return transition
