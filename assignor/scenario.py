@@ -17,7 +17,7 @@ from typing import Any, NoReturn, cast
 
 from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import ConfigException
-from fleet_assignor.assignor.frozen import field_setters, new_object
+from fleet_assignor.assignor.frozen import field_setters, filled
 from fleet_assignor.assignor.limits import MAX_GENERATED_THREADS, MAX_LONG, instant_range_text, is_instant
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.state import (
@@ -208,8 +208,8 @@ def _plain_partition(raw: object) -> TaskTopicPartition | None:
     return _task_topic_partition(topic, number, source, changelog, rack_ids)
 
 
-_SET_TOPIC, _SET_PARTITION = field_setters(TopicPartition)
-_SET_TOPIC_PARTITION, _SET_IS_SOURCE, _SET_IS_CHANGELOG, _SET_RACK_IDS = field_setters(TaskTopicPartition)
+_TOPIC_PARTITION_SETTERS = field_setters(TopicPartition)
+_PARTITION_SETTERS = field_setters(TaskTopicPartition)
 
 
 def _task_topic_partition(
@@ -217,14 +217,10 @@ def _task_topic_partition(
 ) -> TaskTopicPartition:
     """``TaskTopicPartition(TopicPartition(topic, number), ...)`` built in C (`frozen`): two per partition
     of every task, the loader's most numerous objects."""
-    topic_partition = new_object(TopicPartition)
-    _SET_TOPIC(topic_partition, topic)
-    _SET_PARTITION(topic_partition, number)
-    partition = new_object(TaskTopicPartition)
-    _SET_TOPIC_PARTITION(partition, topic_partition)
-    _SET_IS_SOURCE(partition, source)
-    _SET_IS_CHANGELOG(partition, changelog)
-    _SET_RACK_IDS(partition, rack_ids)
+    topic_partition = filled(TopicPartition, _TOPIC_PARTITION_SETTERS, topic, number)
+    partition: TaskTopicPartition = filled(
+        TaskTopicPartition, _PARTITION_SETTERS, topic_partition, source, changelog, rack_ids
+    )
     return partition
 
 

@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import LagsNotComputedError, NoLagForTaskError
-from fleet_assignor.assignor.frozen import new_object, slot_setters
+from fleet_assignor.assignor.frozen import filled, slot_setters
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.task_id import TaskId
 
@@ -79,7 +79,7 @@ class TaskInfo:
         return tuple(filter(_is_changelog, self.topic_partitions))
 
 
-_SET_ID, _SET_STATEFUL, _SET_STORES, _SET_PARTITIONS, _SET_HAS_CHANGELOG = slot_setters(
+_TASK_INFO_SETTERS = slot_setters(
     TaskInfo, ["id", "is_stateful", "state_store_names", "topic_partitions", "_has_changelog"]
 )
 
@@ -89,12 +89,8 @@ def task_info(
 ) -> TaskInfo:
     """``TaskInfo(...)`` built in C (`frozen`), its derived flag as ``__post_init__`` sets it: one per task
     of every load."""
-    info: TaskInfo = new_object(TaskInfo)
-    _SET_ID(info, task)
-    _SET_STATEFUL(info, is_stateful)
-    _SET_STORES(info, stores)
-    _SET_PARTITIONS(info, partitions)
-    _SET_HAS_CHANGELOG(info, any(map(_is_changelog, partitions)))
+    derived = any(map(_is_changelog, partitions))  # `_has_changelog`, as __post_init__ derives it
+    info: TaskInfo = filled(TaskInfo, _TASK_INFO_SETTERS, task, is_stateful, stores, partitions, derived)
     return info
 
 
