@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequenc
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from fleet_assignor.assignor.frozen import field_setters, new_object
+from fleet_assignor.assignor.frozen import builder
 from fleet_assignor.assignor.state import KafkaStreamsState
 from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 
@@ -30,15 +30,8 @@ class ConsumerTasks:
     standby: tuple[TaskId, ...] = ()
 
 
-_SET_SHARE_ACTIVE, _SET_SHARE_STANDBY = field_setters(ConsumerTasks)
-
-
-def consumer_tasks(active: tuple[TaskId, ...], standby: tuple[TaskId, ...]) -> ConsumerTasks:
-    """``ConsumerTasks(active, standby)`` built in C (`frozen`): one per consumer given tasks."""
-    share: ConsumerTasks = new_object(ConsumerTasks)
-    _SET_SHARE_ACTIVE(share, active)
-    _SET_SHARE_STANDBY(share, standby)
-    return share
+# ``ConsumerTasks(active, standby)`` built through its slots (`frozen`): one per consumer given tasks.
+consumer_tasks: Callable[[tuple[TaskId, ...], tuple[TaskId, ...]], ConsumerTasks] = builder(ConsumerTasks)
 
 
 def assign_tasks_to_threads(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from fleet_assignor.assignor.assignment import KafkaStreamsAssignment, TaskIdsByRole
-from fleet_assignor.assignor.frozen import field_setters, new_object
+from fleet_assignor.assignor.frozen import builder
 from fleet_assignor.assignor.limits import MAX_LONG
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.scenario import LATEST_OFFSET, UNKNOWN_OFFSET, Scenario
@@ -30,15 +30,12 @@ class ClientTasks:
     @staticmethod
     def of_roles(by_role: TaskIdsByRole) -> ClientTasks:
         """`of` from an assignment's `task_ids_by_role()` read before."""
-        active, standby, warmup = by_role
-        tasks: ClientTasks = new_object(ClientTasks)
-        _SET_ACTIVE(tasks, active)
-        _SET_STANDBY(tasks, standby)
-        _SET_WARMUP(tasks, warmup)
-        return tasks
+        return _client_tasks(*by_role)
 
 
-_SET_ACTIVE, _SET_STANDBY, _SET_WARMUP = field_setters(ClientTasks)
+_client_tasks: Callable[[frozenset[TaskId], frozenset[TaskId], frozenset[TaskId]], ClientTasks] = builder(
+    ClientTasks
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from fleet_assignor.assignor.assignment import (
 )
 from fleet_assignor.assignor.distribution import ConsumerTasks, distribute_client_tasks
 from fleet_assignor.assignor.errors import AssignmentError
-from fleet_assignor.assignor.frozen import field_setters, filled
+from fleet_assignor.assignor.frozen import builder
 from fleet_assignor.assignor.gc_pause import collector_paused
 from fleet_assignor.assignor.limits import instant_range_text, is_instant
 from fleet_assignor.assignor.metrics import (
@@ -83,15 +83,10 @@ class ClientResult:
         }
 
 
-_CLIENT_SETTERS = field_setters(ClientResult)
-
-
-def _client_result(
-    process_id: ProcessId, tasks: ClientTasks, consumers: Mapping[str, ConsumerTasks], deadline: int | None
-) -> ClientResult:
-    """``ClientResult(...)`` built in C (`frozen`): one per client of every plan."""
-    result: ClientResult = filled(ClientResult, _CLIENT_SETTERS, process_id, tasks, consumers, deadline)
-    return result
+# ``ClientResult(...)`` built through its slots (`frozen`): one per client of every plan.
+_client_result: Callable[[ProcessId, ClientTasks, Mapping[str, ConsumerTasks], int | None], ClientResult] = (
+    builder(ClientResult)
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from typing import Any, NoReturn, cast
 
 from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import ConfigException
-from fleet_assignor.assignor.frozen import field_setters, filled
+from fleet_assignor.assignor.frozen import builder
 from fleet_assignor.assignor.limits import MAX_GENERATED_THREADS, MAX_LONG, instant_range_text, is_instant
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.state import (
@@ -208,20 +208,18 @@ def _plain_partition(raw: object) -> TaskTopicPartition | None:
     return _task_topic_partition(topic, number, source, changelog, rack_ids)
 
 
-_TOPIC_PARTITION_SETTERS = field_setters(TopicPartition)
-_PARTITION_SETTERS = field_setters(TaskTopicPartition)
+_topic_partition: Callable[[str, int], TopicPartition] = builder(TopicPartition)
+_partition: Callable[[TopicPartition, bool, bool, frozenset[str]], TaskTopicPartition] = builder(
+    TaskTopicPartition
+)
 
 
 def _task_topic_partition(
     topic: str, number: int, source: bool, changelog: bool, rack_ids: frozenset[str]
 ) -> TaskTopicPartition:
-    """``TaskTopicPartition(TopicPartition(topic, number), ...)`` built in C (`frozen`): two per partition
-    of every task, the loader's most numerous objects."""
-    topic_partition = filled(TopicPartition, _TOPIC_PARTITION_SETTERS, topic, number)
-    partition: TaskTopicPartition = filled(
-        TaskTopicPartition, _PARTITION_SETTERS, topic_partition, source, changelog, rack_ids
-    )
-    return partition
+    """``TaskTopicPartition(TopicPartition(topic, number), ...)`` built through their slots (`frozen`): two
+    per partition of every task, the loader's most numerous objects."""
+    return _partition(_topic_partition(topic, number), source, changelog, rack_ids)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import LagsNotComputedError, NoLagForTaskError
-from fleet_assignor.assignor.frozen import filled, slot_setters
+from fleet_assignor.assignor.frozen import builder
 from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.task_id import TaskId
 
@@ -79,7 +79,7 @@ class TaskInfo:
         return tuple(filter(_is_changelog, self.topic_partitions))
 
 
-_TASK_INFO_SETTERS = slot_setters(
+_task_info: Callable[..., TaskInfo] = builder(
     TaskInfo, ["id", "is_stateful", "state_store_names", "topic_partitions", "_has_changelog"]
 )
 
@@ -87,11 +87,9 @@ _TASK_INFO_SETTERS = slot_setters(
 def task_info(
     task: TaskId, is_stateful: bool, stores: frozenset[str], partitions: tuple[TaskTopicPartition, ...]
 ) -> TaskInfo:
-    """``TaskInfo(...)`` built in C (`frozen`), its derived flag as ``__post_init__`` sets it: one per task
-    of every load."""
-    derived = any(map(_is_changelog, partitions))  # `_has_changelog`, as __post_init__ derives it
-    info: TaskInfo = filled(TaskInfo, _TASK_INFO_SETTERS, task, is_stateful, stores, partitions, derived)
-    return info
+    """``TaskInfo(...)`` built through its slots (`frozen`), its derived flag as ``__post_init__`` sets it:
+    one per task of every load."""
+    return _task_info(task, is_stateful, stores, partitions, any(map(_is_changelog, partitions)))
 
 
 # `TaskInfo.has_changelog` read in C, for scans over many tasks (validation checks every standby's task).

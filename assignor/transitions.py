@@ -7,11 +7,11 @@ lists counts as previous active (the scenario loader already resolved that).
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fleet_assignor.assignor.frozen import field_setters, filled
+from fleet_assignor.assignor.frozen import builder
 from fleet_assignor.assignor.metrics import ClientTasks
 from fleet_assignor.assignor.planner import PlanResult
 from fleet_assignor.assignor.process_id import ProcessId
@@ -156,10 +156,5 @@ def task_transitions(
     return transitions
 
 
-_TRANSITION_SETTERS = field_setters(TaskTransition)
-
-
-def _transition(process_id: ProcessId, task: TaskId, kind: TransitionKind, lag: int) -> TaskTransition:
-    """``TaskTransition(...)`` built in C (`frozen`): one per task of every client, tens per application."""
-    transition: TaskTransition = filled(TaskTransition, _TRANSITION_SETTERS, process_id, task, kind, lag)
-    return transition
+# ``TaskTransition(...)`` built through its slots (`frozen`): one per task of every client.
+_transition: Callable[[ProcessId, TaskId, TransitionKind, int], TaskTransition] = builder(TaskTransition)

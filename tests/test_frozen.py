@@ -8,7 +8,7 @@ import pytest
 
 from fleet_assignor.assignor import AssignedTask, KafkaStreamsAssignment, ProcessId
 from fleet_assignor.assignor.distribution import ConsumerTasks, consumer_tasks
-from fleet_assignor.assignor.frozen import field_setters
+from fleet_assignor.assignor.frozen import builder, field_setters
 from fleet_assignor.assignor.metrics import ClientTasks
 from fleet_assignor.assignor.planner import ClientResult, _client_result
 from fleet_assignor.assignor.scenario import _task_topic_partition
@@ -87,6 +87,12 @@ def test_a_transition_is_the_constructors():
     assert built.as_row() == constructed.as_row()
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.restore_lag = 0  # type: ignore[misc]
+
+
+def test_a_builder_takes_its_fields_by_name_and_refuses_a_derived_field_unnamed():
+    assert consumer_tasks(standby=(T3,), active=(T1,)) == ConsumerTasks((T1,), (T3,))
+    with pytest.raises(TypeError):
+        builder(TaskInfo)  # its __post_init__ derives a field: only named slots, set by the caller
 
 
 def test_only_slotted_dataclasses_without_post_init_are_filled_this_way():
