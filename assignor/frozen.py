@@ -6,8 +6,8 @@ values per client (its tasks, each consumer's share, its result row), thousands 
 about as long on them as on the rest of the client's result. A slot's own descriptor writes the field in
 C; an object made with ``object.__new__`` and filled that way before anyone sees it is the same value
 the constructor gives: for a class without ``__post_init__`` directly, for one with it when the builder
-sets the fields the ``__post_init__`` derives as it would (`slot_setters`; tests compare each builder's
-value with the constructor's). The loader builds its tasks and partitions this way too.
+sets the fields the ``__post_init__`` derives as it would (`builder` with the slots named; tests compare
+each builder's value with the constructor's). The loader builds its tasks and partitions this way too.
 """
 
 from __future__ import annotations
