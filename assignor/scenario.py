@@ -176,6 +176,14 @@ def _all_str(values: list) -> bool:
 _SENTINELS = (LATEST_OFFSET, UNKNOWN_OFFSET)
 
 
+# A partition and its topic partition built through their slots (`frozen`): two per partition of every
+# task, the loader's most numerous objects.
+_topic_partition: Callable[[str, int], TopicPartition] = builder(TopicPartition)
+_partition: Callable[[TopicPartition, bool, bool, frozenset[str]], TaskTopicPartition] = builder(
+    TaskTopicPartition
+)
+
+
 def _plain_partition(raw: object) -> TaskTopicPartition | None:
     """A partition entry in the form the fleet job writes (exact JSON types, a list of racks), checked and
     built without the JSON paths `_Loader.partition` builds for its errors; None for any other form, which
@@ -205,20 +213,6 @@ def _plain_partition(raw: object) -> TaskTopicPartition | None:
         rack_ids = frozenset(racks)
         if "" in rack_ids:
             rack_ids = rack_ids - _EMPTY_RACK
-    return _task_topic_partition(topic, number, source, changelog, rack_ids)
-
-
-_topic_partition: Callable[[str, int], TopicPartition] = builder(TopicPartition)
-_partition: Callable[[TopicPartition, bool, bool, frozenset[str]], TaskTopicPartition] = builder(
-    TaskTopicPartition
-)
-
-
-def _task_topic_partition(
-    topic: str, number: int, source: bool, changelog: bool, rack_ids: frozenset[str]
-) -> TaskTopicPartition:
-    """``TaskTopicPartition(TopicPartition(topic, number), ...)`` built through their slots (`frozen`): two
-    per partition of every task, the loader's most numerous objects."""
     return _partition(_topic_partition(topic, number), source, changelog, rack_ids)
 
 

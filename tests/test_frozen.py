@@ -11,7 +11,7 @@ from fleet_assignor.assignor.distribution import ConsumerTasks, consumer_tasks
 from fleet_assignor.assignor.frozen import builder, field_setters
 from fleet_assignor.assignor.metrics import ClientTasks
 from fleet_assignor.assignor.planner import ClientResult, _client_result
-from fleet_assignor.assignor.scenario import _task_topic_partition
+from fleet_assignor.assignor.scenario import _plain_partition
 from fleet_assignor.assignor.state import TaskInfo, TaskTopicPartition, TopicPartition, task_info
 from fleet_assignor.assignor.task_id import TaskId
 from fleet_assignor.assignor.transitions import TaskTransition, TransitionKind, _transition
@@ -54,7 +54,8 @@ def test_a_client_result_is_the_constructors():
 )
 def test_a_loaded_partition_is_the_constructors(args):
     topic, number, source, changelog, racks = args
-    built = _task_topic_partition(*args)
+    entry = {"topic": topic, "partition": number, "source": source, "changelog": changelog}
+    built = _plain_partition({**entry, "racks": sorted(racks)})  # the job's form: the loader's fast path
     constructed = TaskTopicPartition(TopicPartition(topic, number), source, changelog, racks)
     for value, expected in ((built, constructed), (built.topic_partition, constructed.topic_partition)):
         assert value == expected and hash(value) == hash(expected) and repr(value) == repr(expected)
@@ -67,8 +68,8 @@ def test_a_loaded_partition_is_the_constructors(args):
 @pytest.mark.parametrize("changelog", [True, False])
 def test_a_loaded_task_is_the_constructors_with_its_derived_flag(changelog):
     partitions = (
-        _task_topic_partition("in", 0, True, False, frozenset()),
-        _task_topic_partition("store-changelog", 0, False, changelog, frozenset({"r1"})),
+        _plain_partition({"topic": "in", "partition": 0, "source": True}),
+        _plain_partition({"topic": "log", "partition": 0, "changelog": changelog, "racks": ["r1"]}),
     )
     args = (T1, changelog, frozenset({"store"} if changelog else ()), partitions)
     built, constructed = task_info(*args), TaskInfo(*args)
