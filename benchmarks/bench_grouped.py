@@ -6,7 +6,9 @@ A synthetic fleet (seed 7) is written to local Delta and shaped by the job's own
 (`prepare_fleet`); its (app_id, compact scenario JSON) pairs are collected and each application is planned
 in this process by `jobs.grouped.planned_table`, as a Python worker does, with the worker's GC setting.
 CPU time (`time.process_time`, so other load on the machine inflates it little), best of 3 per application.
-Writes benchmarks/results/bench_grouped.json.
+A second measure plans the applications as the job's calls do, ~64 to a call (`APPLICATIONS_PER_CALL`;
+here consecutive ones in app_id order), best of 3 per call: the rows of a call are converted to Arrow
+once, so the conversion's fixed cost is shared as in the job. Writes benchmarks/results/bench_grouped.json.
 
     python -m benchmarks.bench_grouped [--applications 1000] [--pairs FILE]  (--pairs: reuse collected pairs)
 """
@@ -69,6 +71,27 @@ def time_applications(pairs: list[tuple[str, str]], assignor: str | None) -> lis
     return best
 
 
+def time_calls(pairs: list[tuple[str, str]], assignor: str | None) -> dict[str, float]:
+    """CPU ms per application when planned APPLICATIONS_PER_CALL to a call: each call's best of REPEAT,
+    summed over the calls and divided by the applications (after one warm pass over all of them)."""
+    from fleet_assignor.jobs.grouped import APPLICATIONS_PER_CALL, PlanSettings, planned_table, tune_worker_gc
+
+    tune_worker_gc()
+    settings = PlanSettings(now_ms=NOW_MS, assignor=assignor)
+    calls = [pairs[k : k + APPLICATIONS_PER_CALL] for k in range(0, len(pairs), APPLICATIONS_PER_CALL)]
+    for call in calls:
+        planned_table(call, settings)
+    total = 0.0
+    for call in calls:
+        times = []
+        for _ in range(REPEAT):
+            started = time.process_time()
+            planned_table(call, settings)
+            times.append(time.process_time() - started)
+        total += min(times)
+    return {"calls": len(calls), "mean_ms": round(total * 1000.0 / len(pairs), 3)}
+
+
 def summary(times: list[float]) -> dict[str, float]:
     ordered = sorted(times)
     return {
@@ -97,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         row = {"assignor": name, "applications": len(pairs), **summary(times)}
         print(json.dumps(row), flush=True)
         rows.append(row)
+    for name, assignor in assignors:
+        row = {"assignor": name, "applications": len(pairs), "per_call": time_calls(pairs, assignor)}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
     from benchmarks.bench_fleet import write_document
 
     write_document(
@@ -104,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         {
             "benchmark": "Python CPU per application in the grouped map (jobs.grouped.planned_table)",
             "method": f"synthetic fleet (seed 7) shaped by prepare_fleet; per application the best of "
-            f"{REPEAT} CPU times of planned_table([it]) in one process, after one warm pass",
+            f"{REPEAT} CPU times of planned_table([it]) in one process, after one warm pass; rows with "
+            f"per_call: the applications in calls of about 64 (as the job), each call's best of {REPEAT}, "
+            "summed and divided by the applications",
             "load_average_1min": round(os.getloadavg()[0], 2),
             "host_probe_ms": probe,  # the host's speed at the time: benchmarks/host_probe.py
             "results": rows,
