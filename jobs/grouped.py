@@ -43,6 +43,7 @@ class GroupedMapKind(enum.Enum):
 
 _ARROW_SCHEMA: pa.Schema | None = None
 _ROW_TYPE: pa.StructType | None = None
+_KIND_TYPES: dict[str, pa.StructType] = {}
 
 
 def arrow_schema() -> pa.Schema:
@@ -61,19 +62,53 @@ def row_type() -> pa.StructType:
     return _ROW_TYPE
 
 
+def kind_row_type(kind: str) -> pa.StructType:
+    """A row of one kind as an Arrow struct of the columns that kind fills (contract.KIND_COLUMNS)."""
+    found = _KIND_TYPES.get(kind)
+    if found is None:
+        whole = row_type()
+        found = _KIND_TYPES[kind] = pa.struct([whole.field(c) for c in contract.KIND_COLUMNS[kind]])
+    return found
+
+
+# Most rows of a call are ASSIGNMENT and TRANSITION rows, of 7 and 6 of the 59 columns; Arrow looks every
+# column up in every row's dict, so converted on their own, as structs of their kind's columns, they cost
+# a third as much (the job's calls of ~64 applications, ~5,700 rows: 0.21 -> 0.10 ms of conversion per
+# application). Putting the three parts together costs about as much as converting ~300 rows, so a call of
+# fewer rows than this is converted whole.
+NARROW_KINDS = (contract.ROW_ASSIGNMENT, contract.ROW_TRANSITION)
+CONVERT_BY_KIND_FROM_ROWS = 1000
+
+
 def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
-    """Rows of PLANNED_ROWS, in the order given, as one Arrow table of one record batch.
+    """Rows of PLANNED_ROWS as one Arrow table of one record batch. The rows of each kind keep their order;
+    under CONVERT_BY_KIND_FROM_ROWS rows all rows do, and from there the ASSIGNMENT rows, then the
+    TRANSITION rows, follow the others (the job splits the rows by kind, so each output table's rows come
+    in the same order either way).
 
-    A row holds the columns its kind fills (contract.KIND_COLUMNS); a missing one is null. Arrow converts
-    the rows in one call: the grouped map calls this once per application, and one conversion per column
-    and kind, then a concatenation, cost more than planning a small application (on `make bench`'s 10,000
-    applications, one at a time: 0.8 ms per application against 0.3). One record batch, as pyspark sends
-    each batch a call returns as its own Arrow message (about 0.7 ms per application).
+    A row holds the columns its kind fills (contract.KIND_COLUMNS); a missing one is null. One record
+    batch, as pyspark sends each batch a call returns as its own Arrow message (about 0.7 ms per
+    application). A value a column cannot hold fails with the same error as `Table.from_pylist`'s when
+    the rows are converted whole; `planned_table` converts them whole to find the application."""
+    if len(rows) < CONVERT_BY_KIND_FROM_ROWS:
+        return converted_whole(rows)
+    others: list[dict[str, Any]] = []
+    narrow: dict[str, list[dict[str, Any]]] = {kind: [] for kind in NARROW_KINDS}
+    for row in rows:
+        narrow.get(row.get("kind"), others).append(row)
+    parts = [converted_whole(others)]
+    for kind, kind_rows in narrow.items():
+        batch = pa.RecordBatch.from_struct_array(pa.array(kind_rows, type=kind_row_type(kind)))
+        parts.append(pa.Table.from_batches([batch]))
+    # The columns a part lacks come out null; then back to the schema's column order, as one batch.
+    together = pa.concat_tables(parts, promote_options="default")
+    return together.select(arrow_schema().names).combine_chunks()
 
-    The rows go in as one struct array, which Arrow converts in one pass over the dicts: `Table.from_pylist`
-    converts column by column, and its fixed cost per column (about 5 us, 59 columns) was most of an
-    application's conversion (bench_grouped's 1,000 applications: 0.47 -> 0.24 ms each). A value a column
-    cannot hold fails with the same error as from_pylist's."""
+
+def converted_whole(rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows of PLANNED_ROWS, in the order given, converted in one call: as one struct array, which Arrow
+    converts in one pass over the dicts (`Table.from_pylist` converts column by column, and its fixed cost
+    per column, about 5 us for 59 columns, was most of a small application's conversion)."""
     batch = pa.RecordBatch.from_struct_array(pa.array(rows, type=row_type()))
     return pa.Table.from_batches([batch])
 
@@ -115,10 +150,10 @@ def planned_table(pairs: Iterable[tuple[str, str]], settings: PlanSettings) -> p
     tables = []
     for app_id, rows in per_app:
         try:
-            tables.append(rows_table(rows))
+            tables.append(converted_whole(rows))
         except (pa.ArrowException, OverflowError, TypeError, ValueError) as e:
             detail = f"could not be written: {type(e).__name__}: {e}"
-            tables.append(rows_table([failed_row(app_id, detail, settings)]))
+            tables.append(converted_whole([failed_row(app_id, detail, settings)]))
     return pa.concat_tables(tables).combine_chunks()
 
 
@@ -195,6 +230,8 @@ __all__ = [
     "PlanSettings",
     "arrow_function",
     "call_groups",
+    "converted_whole",
+    "kind_row_type",
     "pandas_function",
     "plan_in_grouped_map",
     "rows_table",

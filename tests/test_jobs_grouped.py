@@ -12,6 +12,8 @@ import pyarrow as pa
 import pytest
 
 from fleet_assignor.jobs.grouped import (
+    CONVERT_BY_KIND_FROM_ROWS,
+    NARROW_KINDS,
     WORKER_GC_THRESHOLD,
     GroupedMapKind,
     arrow_function,
@@ -73,6 +75,67 @@ def test_arrow_output_is_one_record_batch_per_call():
     assert len({r["kind"] for r in rows}) > 1
     batches = rows_table(rows).to_batches()
     assert len(batches) == 1 and batches[0].num_rows == len(rows)
+
+
+def many_applications_rows() -> list[dict]:
+    """The rows of enough applications for a call to be converted kind by kind (each planned for real)."""
+    rows: list[dict] = []
+    i = 0
+    while len(rows) < CONVERT_BY_KIND_FROM_ROWS:
+        app_id = f"app-{i}"
+        rows += plan_application(app_id, compact(app_id=app_id), PlanSettings(now_ms=JOBS_NOW))
+        i += 1
+    return rows
+
+
+def by_kind(rows: list[dict]) -> dict[str, list[dict]]:
+    kinds: dict[str, list[dict]] = {}
+    for row in rows:
+        kinds.setdefault(row["kind"], []).append(row)
+    return kinds
+
+
+def test_a_call_of_many_rows_holds_every_value_with_each_kind_s_rows_in_their_order():
+    """A call of many rows converts its ASSIGNMENT and TRANSITION rows apart: every value is still there,
+    nulls where a kind fills nothing, in one record batch; each kind's rows keep their order (the job
+    splits them by kind), and the two kinds converted apart come after the others."""
+    rows = many_applications_rows()
+    assert {r["kind"] for r in rows} == {"RESULT", "ASSIGNMENT", "CLIENT", "TRANSITION", "ROLLOUT"}
+    table = rows_table(rows)
+    assert table.schema == arrow_schema()
+    assert len(table.to_batches()) == 1
+    out = table.to_pylist()
+    full_rows = [{column: row.get(column) for column in COLUMNS} for row in rows]
+    assert by_kind(out) == by_kind(full_rows)
+    others = [r for r in full_rows if r["kind"] not in NARROW_KINDS]
+    narrow = [r for kind in NARROW_KINDS for r in full_rows if r["kind"] == kind]
+    assert out == others + narrow
+
+
+def test_a_call_of_many_rows_with_a_value_arrow_cannot_hold_isolates_its_application(monkeypatch):
+    import fleet_assignor.jobs.grouped as grouped
+
+    real = grouped.plan_application
+
+    def oversized(app_id, compact_json, settings):
+        rows = real(app_id, compact_json, settings)
+        if app_id == "bad":
+            next(r for r in rows if r["kind"] == "ASSIGNMENT")["is_warmup"] = "yes"
+        return rows
+
+    monkeypatch.setattr(grouped, "plan_application", oversized)
+    per_app = len(real("a", compact(), PlanSettings(JOBS_NOW)))
+    pairs = [
+        (f"app-{i}", compact(app_id=f"app-{i}")) for i in range(CONVERT_BY_KIND_FROM_ROWS // per_app + 1)
+    ]
+    pairs.insert(len(pairs) // 2, ("bad", compact(app_id="bad")))
+    rows = grouped.planned_table(pairs, PlanSettings(JOBS_NOW)).to_pylist()
+    bad = [r for r in rows if r["app_id"] == "bad"]
+    assert len(bad) == 1 and bad[0]["status"] == "INVALID_INPUT"
+    assert bad[0]["error_detail"].startswith("could not be written: ")
+    results = [r["app_id"] for r in rows if r["kind"] == "RESULT"]
+    assert results == [app_id for app_id, _ in pairs]
+    assert all(r["status"] == "OK" for r in rows if r["kind"] == "RESULT" and r["app_id"] != "bad")
 
 
 def test_a_grouped_map_call_raises_the_workers_gc_threshold_and_never_lowers_it():
