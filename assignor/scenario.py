@@ -28,7 +28,7 @@ from fleet_assignor.assignor.state import (
     TopicPartition,
     task_info,
 )
-from fleet_assignor.assignor.task_id import TaskId, TaskIdFormatError
+from fleet_assignor.assignor.task_id import TaskId, TaskIdFormatError, in_task_order
 
 DEFAULT_ASSIGNOR = "high_availability"
 LATEST_OFFSET = -2  # the client runs the task as active: caught up by definition
@@ -693,7 +693,7 @@ def load_scenario(obj: object, *, source: str = "<scenario>", now_ms: int = 0) -
     lags_computed = _lags_computed(obj)
     task_infos = loader.tasks(obj.get("tasks"))
     known = {info.id: info for info in task_infos}
-    stateful = sorted(t for t, info in known.items() if info.has_changelog)
+    stateful = in_task_order(t for t, info in known.items() if info.has_changelog)
     clients = _ClientsLoader(loader, known, frozenset(stateful)).clients(obj.get("clients"), configs)
 
     end_sums = _end_offset_sums(stateful, {c.process_id: c.reported_lags for c in clients})

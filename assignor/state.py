@@ -152,6 +152,22 @@ class KafkaStreamsState:
         return sorted(self.previous_standby_tasks)
 
 
+_ID: Callable[[TaskInfo], TaskId] = attrgetter("id")
+_ID_ORDER_KEY: Callable[[TaskInfo], int | tuple[bool, str, int, int]] = attrgetter("id.order_key")
+_PROCESS_ID: Callable[[KafkaStreamsState], ProcessId] = attrgetter("process_id")
+
+
+def _in_task_id_order(tasks: Iterable[TaskInfo]) -> list[TaskInfo]:
+    """Tasks sorted by id: by the ids' `order_key` (compared in C), and by the ids themselves where the
+    keys do not sort (named among unnamed ids: TaskId's own comparison raises, as it did)."""
+    listed = list(tasks)
+    try:
+        listed.sort(key=_ID_ORDER_KEY)
+    except (TypeError, AttributeError):
+        listed.sort(key=_ID)
+    return listed
+
+
 @dataclass(frozen=True, eq=False)
 class ApplicationState:
     """Everything an assignor may read about one application (KIP-924 ``ApplicationState``).
@@ -175,8 +191,8 @@ class ApplicationState:
         configs: AssignmentConfigs | None = None,
         now_ms: int = 0,
     ) -> ApplicationState:
-        task_map = {info.id: info for info in sorted(tasks, key=lambda info: info.id)}
-        client_map = {state.process_id: state for state in sorted(clients, key=lambda s: s.process_id)}
+        task_map = {info.id: info for info in _in_task_id_order(tasks)}
+        client_map = {state.process_id: state for state in sorted(clients, key=_PROCESS_ID)}
         return cls(
             MappingProxyType(task_map), MappingProxyType(client_map), configs or AssignmentConfigs(), now_ms
         )

@@ -7,7 +7,7 @@ import json
 
 from fleet_assignor.assignor import ProcessId
 from fleet_assignor.jobs.scenario_shape import invalid_input_detail, shape_application
-from fleet_assignor.schemas.contract import describe_path
+from fleet_assignor.schemas.contract import describe_path, inferred_end_sum
 from tests.fixtures import P1, P2, compact
 
 
@@ -90,3 +90,34 @@ def test_clients_without_state_get_no_entry_when_the_largest_lag_is_the_end_sum(
     )
     shaped = shape_application("a", json.dumps(obj)).scenario
     assert [c["lags"] for c in shaped["clients"]] == [{"0_0": -2}, {"0_0": 100}, {}]
+
+
+def test_end_sums_are_anchored_as_the_scenario_infers_them_on_random_lags():
+    """Against scenario.md's rule read task by task (`contract.inferred_end_sum` over every client's lag):
+    a task whose lags already imply its end sum gets no entries, any other gets the end sum written for
+    each client without a lag, whatever the lags (sentinels, zeros, a lag equal to the end sum)."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(300):
+        obj = json.loads(compact())
+        tasks = [f"0_{k}" for k in range(rng.randint(1, 5))]
+        obj["tasks"] = [
+            {"id": t, "stores": ["s"], "end_sum": rng.choice([0, 5, 100]), "partitions": [
+                {"topic": "cl", "partition": k, "source": False, "changelog": True, "racks": []}]}
+            for k, t in enumerate(tasks)
+        ]  # fmt: skip
+        for client in obj["clients"]:
+            client["lags"] = {t: rng.choice([-3, -2, 0, 5, 60, 100]) for t in tasks if rng.random() < 0.5}
+        before = {c["process_id"]: dict(c["lags"]) for c in obj["clients"]}
+        shaped = shape_application("a", json.dumps(obj)).scenario
+        for task in obj["tasks"]:
+            t, end_sum = task["id"], task["end_sum"]
+            implied = inferred_end_sum(lags.get(t) for lags in before.values()) == end_sum
+            for client in shaped["clients"]:
+                reported = before[client["process_id"]].get(t)
+                expected = reported if reported is not None or implied else end_sum
+                assert client["lags"].get(t) == expected, (t, end_sum, before)
+            room = any(t not in lags for lags in before.values())  # a client to write the end sum for
+            if room and inferred_end_sum(lags.get(t) for lags in before.values()) <= end_sum:
+                assert inferred_end_sum(c["lags"].get(t) for c in shaped["clients"]) == end_sum

@@ -67,6 +67,16 @@ def test_application_state_orders_clients_by_signed_process_id_and_tasks_by_id()
     assert list(app.all_tasks()) == [T00, T02]
 
 
+def test_application_state_orders_tasks_as_task_id_comparison_does_and_refuses_a_mix_of_named_and_unnamed():
+    unnamed = [TaskId(10, 0), TaskId(2, 7), TaskId(2, 1 << 20), TaskId(0, 11), TaskId(0, 2)]
+    named = [TaskId(1, 0, "b"), TaskId(0, 5, "b"), TaskId(3, 0, "a")]
+    for ids in (unnamed, named):
+        app = ApplicationState.of([TaskInfo(t, False) for t in ids], [_client(1)])
+        assert list(app.all_tasks()) == sorted(ids)  # TaskId's own comparison
+    with pytest.raises(TypeError, match="can't compare a TaskId with a topology name"):
+        ApplicationState.of([TaskInfo(t, False) for t in (TaskId(0, 1), TaskId(0, 1, "a"))], [_client(1)])
+
+
 def test_stateful_means_changelog_for_the_legacy_set():
     changelog = TaskTopicPartition(TopicPartition("app-store-changelog", 0), False, True)
     source = TaskTopicPartition(TopicPartition("in", 0), True, False)
