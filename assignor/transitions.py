@@ -47,7 +47,7 @@ class TaskTransition:
         }
 
 
-class _Role(enum.Enum):
+class _Role(enum.IntEnum):  # int's hash: a plain Enum member hashes in Python, twice per transition's key
     NONE = 0
     ACTIVE = 1
     STANDBY = 2
