@@ -71,20 +71,20 @@ def kind_row_type(kind: str) -> pa.StructType:
     return found
 
 
-# Most rows of a call are ASSIGNMENT and TRANSITION rows, of 7 and 6 of the 59 columns; Arrow looks every
-# column up in every row's dict, so converted on their own, as structs of their kind's columns, they cost
-# a third as much (the job's calls of ~64 applications, ~5,700 rows: 0.21 -> 0.10 ms of conversion per
-# application). Putting the three parts together costs about as much as converting ~300 rows, so a call of
-# fewer rows than this is converted whole.
-NARROW_KINDS = (contract.ROW_ASSIGNMENT, contract.ROW_TRANSITION)
+# A row of a kind fills a few of the 59 columns (an ASSIGNMENT row 7, a TRANSITION row 6: most rows of a
+# call), and Arrow looks every column up in every row's dict; converted kind by kind, as structs of their
+# kind's columns, a call's rows cost a quarter as much (the job's calls of ~64 applications, ~5,700 rows:
+# 1.78 -> 0.6 M instructions per application). Putting the parts together costs about as much as
+# converting ~300 rows, so a call of fewer rows than this is converted whole.
+KINDS = tuple(contract.KIND_COLUMNS)
 CONVERT_BY_KIND_FROM_ROWS = 1000
 
 
 def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
     """Rows of PLANNED_ROWS as one Arrow table of one record batch. The rows of each kind keep their order;
-    under CONVERT_BY_KIND_FROM_ROWS rows all rows do, and from there the ASSIGNMENT rows, then the
-    TRANSITION rows, follow the others (the job splits the rows by kind, so each output table's rows come
-    in the same order either way).
+    under CONVERT_BY_KIND_FROM_ROWS rows all rows do, and from there the rows come kind by kind, in the
+    order of KINDS (the job splits the rows by kind, so each output table's rows come in the same order
+    either way).
 
     A row holds the columns its kind fills (contract.KIND_COLUMNS); a missing one is null. One record
     batch, as pyspark sends each batch a call returns as its own Arrow message (about 0.7 ms per
@@ -92,15 +92,16 @@ def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
     the rows are converted whole; `planned_table` converts them whole to find the application."""
     if len(rows) < CONVERT_BY_KIND_FROM_ROWS:
         return converted_whole(rows)
-    others: list[dict[str, Any]] = []
-    narrow: dict[str, list[dict[str, Any]]] = {kind: [] for kind in NARROW_KINDS}
+    others: list[dict[str, Any]] = []  # of no known kind: converted whole, to fail as whole rows fail
+    by_kind: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
     for row in rows:
-        narrow.get(row.get("kind"), others).append(row)
-    parts = [converted_whole(others)]
-    for kind, kind_rows in narrow.items():
-        batch = pa.RecordBatch.from_struct_array(pa.array(kind_rows, type=kind_row_type(kind)))
-        parts.append(pa.Table.from_batches([batch]))
-    # The columns a part lacks come out null; then back to the schema's column order, as one batch.
+        by_kind.get(row.get("kind"), others).append(row)
+    # The empty whole table gives every column its type; a part's missing columns come out null.
+    parts = [converted_whole(others) if others else arrow_schema().empty_table()]
+    for kind, kind_rows in by_kind.items():
+        if kind_rows:
+            batch = pa.RecordBatch.from_struct_array(pa.array(kind_rows, type=kind_row_type(kind)))
+            parts.append(pa.Table.from_batches([batch]))
     together = pa.concat_tables(parts, promote_options="default")
     return together.select(arrow_schema().names).combine_chunks()
 
@@ -226,6 +227,7 @@ def plan_in_grouped_map(
 __all__ = [
     "APPLICATIONS_PER_CALL",
     "COLUMNS",
+    "KINDS",
     "GroupedMapKind",
     "PlanSettings",
     "arrow_function",

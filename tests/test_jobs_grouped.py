@@ -13,7 +13,7 @@ import pytest
 
 from fleet_assignor.jobs.grouped import (
     CONVERT_BY_KIND_FROM_ROWS,
-    NARROW_KINDS,
+    KINDS,
     WORKER_GC_THRESHOLD,
     GroupedMapKind,
     arrow_function,
@@ -88,28 +88,17 @@ def many_applications_rows() -> list[dict]:
     return rows
 
 
-def by_kind(rows: list[dict]) -> dict[str, list[dict]]:
-    kinds: dict[str, list[dict]] = {}
-    for row in rows:
-        kinds.setdefault(row["kind"], []).append(row)
-    return kinds
-
-
 def test_a_call_of_many_rows_holds_every_value_with_each_kind_s_rows_in_their_order():
-    """A call of many rows converts its ASSIGNMENT and TRANSITION rows apart: every value is still there,
-    nulls where a kind fills nothing, in one record batch; each kind's rows keep their order (the job
-    splits them by kind), and the two kinds converted apart come after the others."""
+    """A call of many rows converts its rows kind by kind: every value is still there, nulls where a kind
+    fills nothing, in one record batch; the rows come kind by kind, each kind's in their order (the job
+    splits them by kind)."""
     rows = many_applications_rows()
-    assert {r["kind"] for r in rows} == {"RESULT", "ASSIGNMENT", "CLIENT", "TRANSITION", "ROLLOUT"}
+    assert {r["kind"] for r in rows} == set(KINDS)
     table = rows_table(rows)
     assert table.schema == arrow_schema()
     assert len(table.to_batches()) == 1
-    out = table.to_pylist()
     full_rows = [{column: row.get(column) for column in COLUMNS} for row in rows]
-    assert by_kind(out) == by_kind(full_rows)
-    others = [r for r in full_rows if r["kind"] not in NARROW_KINDS]
-    narrow = [r for kind in NARROW_KINDS for r in full_rows if r["kind"] == kind]
-    assert out == others + narrow
+    assert table.to_pylist() == [r for kind in KINDS for r in full_rows if r["kind"] == kind]
 
 
 def test_a_call_of_many_rows_with_a_value_arrow_cannot_hold_isolates_its_application(monkeypatch):
