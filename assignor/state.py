@@ -11,7 +11,7 @@ from fleet_assignor.assignor.configs import AssignmentConfigs
 from fleet_assignor.assignor.errors import LagsNotComputedError, NoLagForTaskError
 from fleet_assignor.assignor.frozen import builder
 from fleet_assignor.assignor.process_id import ProcessId
-from fleet_assignor.assignor.task_id import TaskId
+from fleet_assignor.assignor.task_id import TaskId, sorted_by_order_key
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -160,12 +160,7 @@ _PROCESS_ID: Callable[[KafkaStreamsState], ProcessId] = attrgetter("process_id")
 def _in_task_id_order(tasks: Iterable[TaskInfo]) -> list[TaskInfo]:
     """Tasks sorted by id: by the ids' `order_key` (compared in C), and by the ids themselves where the
     keys do not sort (named among unnamed ids: TaskId's own comparison raises, as it did)."""
-    listed = list(tasks)
-    try:
-        listed.sort(key=_ID_ORDER_KEY)
-    except (TypeError, AttributeError):
-        listed.sort(key=_ID)
-    return listed
+    return sorted_by_order_key(tasks, _ID_ORDER_KEY, _ID)
 
 
 @dataclass(frozen=True, eq=False)

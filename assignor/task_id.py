@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 _NAMED_DELIMITER = "__"
 _CANONICAL_INT = re.compile(r"0|[1-9][0-9]*")
@@ -142,6 +142,7 @@ def _parse_text(text: str) -> TaskId:
     return TaskId._from_text(text)
 
 
+_T = TypeVar("_T")
 _ORDER_KEY: Callable[[TaskId], int | tuple[bool, str, int, int]] = attrgetter("order_key")
 # TaskId order that also copes with a named id among unnamed ones (only an invalid assignment from outside
 # can mix them; Kafka's comparison would raise).
@@ -164,9 +165,18 @@ def sorted_task_ids(
     comparison): sorted by `order_key`, and by ``fallback`` only where `order_key` cannot order them (a mix
     of named and unnamed ids, or items without the key). Ids are distinct, so the order does not depend on
     the input's."""
-    listed = list(tasks)
+    return sorted_by_order_key(tasks, _ORDER_KEY, fallback)
+
+
+def sorted_by_order_key(
+    items: Iterable[_T], order_key: Callable[[_T], Any], fallback: Callable[[_T], Any] | None
+) -> list[_T]:
+    """``items`` sorted by the `order_key` of their task ids (``order_key(item)``), or where those keys do
+    not sort (a mix of named and unnamed ids, or an item without one) by ``fallback`` as ``sorted`` does,
+    with its result or its error."""
+    listed = list(items)
     try:
-        listed.sort(key=_ORDER_KEY)
+        listed.sort(key=order_key)
     except (TypeError, AttributeError):
         listed.sort(key=fallback)
     return listed
