@@ -73,9 +73,9 @@ def kind_row_type(kind: str) -> pa.StructType:
 
 # A row of a kind fills a few of the 59 columns (an ASSIGNMENT row 7, a TRANSITION row 6: most rows of a
 # call), and Arrow looks every column up in every row's dict; converted kind by kind, as structs of their
-# kind's columns, a call's rows cost a quarter as much (the job's calls of ~64 applications, ~5,700 rows:
-# 1.78 -> 0.6 M instructions per application). Putting the parts together costs about as much as
-# converting ~300 rows, so a call of fewer rows than this is converted whole.
+# kind's columns, a call's rows cost 0.4x as much (the job's calls of ~64 applications, ~5,700 rows: 1.78
+# -> 0.70 M instructions per application). Putting the parts together costs about as much as converting
+# ~300 rows, so a call of fewer rows than this is converted whole.
 KINDS = tuple(contract.KIND_COLUMNS)
 CONVERT_BY_KIND_FROM_ROWS = 1000
 
