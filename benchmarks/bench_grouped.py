@@ -5,7 +5,8 @@ table), without Spark's own per-call work.
 A synthetic fleet (seed 7) is written to local Delta and shaped by the job's own Spark code
 (`prepare_fleet`); its (app_id, compact scenario JSON) pairs are collected and each application is planned
 in this process by `jobs.grouped.planned_table`, as a Python worker does, with the worker's GC setting.
-CPU time (`time.process_time`, so other load on the machine inflates it little), best of 3 per application.
+CPU time (`time.process_time`, so other load on the machine inflates it little), best of 3 per application
+(after one warm pass).
 A second measure plans the applications as the job's calls do, ~64 to a call (`APPLICATIONS_PER_CALL`;
 here consecutive ones in app_id order), best of 3 per call: the rows of a call are converted to Arrow
 once, so the conversion's fixed cost is shared as in the job. Writes benchmarks/results/bench_grouped.json.
@@ -53,43 +54,37 @@ def collect_pairs(applications: int) -> list[tuple[str, str]]:
     return pairs
 
 
-def time_applications(pairs: list[tuple[str, str]], assignor: str | None) -> list[float]:
-    """CPU ms per application, best of REPEAT (the first pass over all of them warms the imports)."""
+def best_call_ms(calls: list[list[tuple[str, str]]], assignor: str | None) -> list[float]:
+    """CPU ms of planned_table on each call, best of REPEAT (after one warm pass over all of them)."""
     from fleet_assignor.jobs.grouped import PlanSettings, planned_table, tune_worker_gc
 
     tune_worker_gc()
     settings = PlanSettings(now_ms=NOW_MS, assignor=assignor)
-    planned_table(pairs, settings)
-    best = []
-    for pair in pairs:
-        times = []
-        for _ in range(REPEAT):
-            started = time.process_time()
-            planned_table([pair], settings)
-            times.append(time.process_time() - started)
-        best.append(min(times) * 1000.0)
-    return best
-
-
-def time_calls(pairs: list[tuple[str, str]], assignor: str | None) -> dict[str, float]:
-    """CPU ms per application when planned APPLICATIONS_PER_CALL to a call: each call's best of REPEAT,
-    summed over the calls and divided by the applications (after one warm pass over all of them)."""
-    from fleet_assignor.jobs.grouped import APPLICATIONS_PER_CALL, PlanSettings, planned_table, tune_worker_gc
-
-    tune_worker_gc()
-    settings = PlanSettings(now_ms=NOW_MS, assignor=assignor)
-    calls = [pairs[k : k + APPLICATIONS_PER_CALL] for k in range(0, len(pairs), APPLICATIONS_PER_CALL)]
     for call in calls:
         planned_table(call, settings)
-    total = 0.0
+    best = []
     for call in calls:
         times = []
         for _ in range(REPEAT):
             started = time.process_time()
             planned_table(call, settings)
             times.append(time.process_time() - started)
-        total += min(times)
-    return {"calls": len(calls), "mean_ms": round(total * 1000.0 / len(pairs), 3)}
+        best.append(min(times) * 1000.0)
+    return best
+
+
+def time_applications(pairs: list[tuple[str, str]], assignor: str | None) -> list[float]:
+    """CPU ms per application, each planned alone (a call of one)."""
+    return best_call_ms([[pair] for pair in pairs], assignor)
+
+
+def time_calls(pairs: list[tuple[str, str]], assignor: str | None) -> dict[str, float]:
+    """CPU ms per application when planned APPLICATIONS_PER_CALL to a call: the calls' best times summed
+    and divided by the applications."""
+    from fleet_assignor.jobs.grouped import APPLICATIONS_PER_CALL
+
+    calls = [pairs[k : k + APPLICATIONS_PER_CALL] for k in range(0, len(pairs), APPLICATIONS_PER_CALL)]
+    return {"calls": len(calls), "mean_ms": round(sum(best_call_ms(calls, assignor)) / len(pairs), 3)}
 
 
 def summary(times: list[float]) -> dict[str, float]:
