@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import math
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any
@@ -30,7 +30,7 @@ from fleet_assignor.assignor.simulation import (
     SimulatedRound,
     SimulationLimits,
     StopReason,
-    current_lag,
+    current_lags,
     simulate_rollout,
 )
 from fleet_assignor.assignor.task_id import TaskId
@@ -326,21 +326,23 @@ def new_warmups(round_: SimulatedRound) -> int:
     return count
 
 
-def placements(round_: SimulatedRound, end_sums: Mapping[TaskId, int]) -> Iterable[tuple[bool, int]]:
-    """(is active, records the client is behind) for every changelog task the round's plan places."""
+def behind_by_role(round_: SimulatedRound, end_sums: Mapping[TaskId, int]) -> tuple[list[int], list[int]]:
+    """What each changelog task the round's plan places is behind on its client: the actives', and the
+    standbys' and warmups'."""
+    active_lags: list[int] = []
+    standby_lags: list[int] = []
     for planned in round_.result.clients:
         client = round_.scenario.client(planned.process_id)
-        for task in planned.tasks.active | planned.tasks.standby:
-            end_sum = end_sums.get(task)
-            if end_sum is None:
-                continue  # no changelog: nothing to restore
-            lag = current_lag(client, task, end_sum) if client is not None else end_sum
-            yield task in planned.tasks.active, lag
+        active = planned.tasks.active
+        active_lags += current_lags(client, active, end_sums).values()
+        standby_lags += current_lags(client, planned.tasks.standby - active, end_sums).values()
+    return active_lags, standby_lags
 
 
 def still_behind(simulation: RolloutSimulation) -> list[int]:
     """What each changelog task the last plan places is behind on its client."""
-    return [lag for _, lag in placements(simulation.last, simulation.end_offset_sums)]
+    active_lags, standby_lags = behind_by_role(simulation.last, simulation.end_offset_sums)
+    return active_lags + standby_lags
 
 
 def restore_records(simulation: RolloutSimulation, last_behind: list[int]) -> int:
@@ -350,8 +352,9 @@ def restore_records(simulation: RolloutSimulation, last_behind: list[int]) -> in
     catch_up = simulation.catch_up_per_round
     total = 0
     for round_ in simulation.rounds[:-1]:
-        for active, lag in placements(round_, simulation.end_offset_sums):
-            total += lag if active or catch_up is None else min(lag, catch_up)
+        active_lags, standby_lags = behind_by_role(round_, simulation.end_offset_sums)
+        total += sum(active_lags)
+        total += sum(standby_lags) if catch_up is None else sum(min(lag, catch_up) for lag in standby_lags)
     return min(total + sum(last_behind), MAX_LONG)
 
 

@@ -33,6 +33,7 @@ from fleet_assignor.assignor.task_id import TaskId
 
 _NO_TASKS: frozenset[TaskId] = frozenset()
 _NO_CONSUMER_TASKS = ConsumerTasks()
+_NO_LAGS: Mapping[TaskId, int] = MappingProxyType({})
 
 
 class StopReason(enum.Enum):
@@ -185,34 +186,59 @@ def next_rebalance_ms(result: PlanResult, now_ms: int) -> int:
 # --- carrying a plan out --------------------------------------------------------------------------------
 
 
-def current_lag(client: KafkaStreamsState, task: TaskId, end_sum: int) -> int:
-    """Records the client is behind on a changelog task: 0 when it runs it (-2), the whole changelog when
-    unknown (-3) or when it has no state for it."""
-    lag = (client.task_lags or {}).get(task)
-    if lag is None:
-        return 0 if task in client.previous_active_tasks else end_sum
-    if lag == LATEST_OFFSET:
-        return 0
-    return end_sum if lag == UNKNOWN_OFFSET else lag
+def current_lags(
+    client: KafkaStreamsState | None, tasks: Iterable[TaskId], end_sums: Mapping[TaskId, int]
+) -> dict[TaskId, int]:
+    """Records the client is behind on each changelog task of ``tasks`` (a task without one is left out): 0
+    where it runs the task (-2, or no lag given for a task it ran), the whole changelog where its offset is
+    unknown (-3), where it has no state for the task, and on a client the scenario does not know."""
+    behind = {}
+    if client is None:
+        for task in tasks:
+            end_sum = end_sums.get(task)
+            if end_sum is not None:
+                behind[task] = end_sum
+        return behind
+    lags = client.task_lags or _NO_LAGS
+    ran = client.previous_active_tasks
+    for task in tasks:
+        end_sum = end_sums.get(task)
+        if end_sum is None:
+            continue
+        lag = lags.get(task)
+        if lag is None:
+            behind[task] = 0 if task in ran else end_sum
+        elif lag == LATEST_OFFSET:
+            behind[task] = 0
+        else:
+            behind[task] = end_sum if lag == UNKNOWN_OFFSET else lag
+    return behind
 
 
-def lag_after_round(
+def lags_after_round(
     client: KafkaStreamsState,
-    task: TaskId,
     planned: ClientResult | None,
-    end_sum: int,
+    end_sums: Mapping[TaskId, int],
     catch_up_per_round: int | None,
-) -> int:
-    """The lag the client reports for ``task`` at the next rebalance, having carried out ``planned``."""
+) -> dict[TaskId, int]:
+    """The lags the client reports at the next rebalance, having carried out ``planned``: every changelog
+    task, in ``end_sums``' order."""
+    lags = dict(end_sums)  # a task dropped (or never held): no state
     if planned is None:
-        return end_sum
-    if task in planned.tasks.active:
-        return LATEST_OFFSET
-    if task in planned.tasks.standby:  # warmups included
-        if catch_up_per_round is None:
-            return 0
-        return max(current_lag(client, task, end_sum) - catch_up_per_round, 0)
-    return end_sum  # dropped (or never held): no state
+        return lags
+    active = planned.tasks.active
+    standby = planned.tasks.standby - active  # warmups included
+    if catch_up_per_round is None:
+        for task in standby:
+            if task in lags:
+                lags[task] = 0
+    else:
+        for task, lag in current_lags(client, standby, end_sums).items():
+            lags[task] = max(lag - catch_up_per_round, 0)
+    for task in active:
+        if task in lags:
+            lags[task] = LATEST_OFFSET
+    return lags
 
 
 def next_round_scenario(
@@ -229,10 +255,7 @@ def next_round_scenario(
     it. A client the plan does not mention got nothing. ``end_sums`` are the frozen changelogs."""
     by_pid = {c.process_id: c for c in planned}
     raw_lags = {
-        pid: {
-            task: lag_after_round(client, task, by_pid.get(pid), end_sum, catch_up_per_round)
-            for task, end_sum in end_sums.items()
-        }
+        pid: lags_after_round(client, by_pid.get(pid), end_sums, catch_up_per_round)
         for pid, client in scenario.application_state.clients.items()
     }
     consumers = {

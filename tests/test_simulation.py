@@ -3,6 +3,9 @@ carried-out scenario, written by hand, gives; its bounds; and the dict view expl
 
 from __future__ import annotations
 
+from dataclasses import replace
+from types import MappingProxyType
+
 import pytest
 
 from fleet_assignor import explore
@@ -11,6 +14,7 @@ from fleet_assignor.assignor.scenario import load_scenario
 from fleet_assignor.assignor.simulation import (
     SimulationLimits,
     StopReason,
+    current_lags,
     next_rebalance_ms,
     next_round_scenario,
     simulate_rollout,
@@ -141,3 +145,21 @@ def test_a_negative_catch_up_is_refused():
     scenario = load_scenario(two_clients(), now_ms=EXPLORE_NOW)
     with pytest.raises(ValueError, match="catch_up_per_round must be >= 0"):
         simulate_rollout(scenario, catch_up_per_round=-1)
+
+
+def test_current_lags_read_each_kind_of_reported_lag():
+    """Records behind per changelog task: a running task (-2) and a task run before with no lag given owe
+    nothing; an unknown offset (-3), a task without state and an unknown client owe the whole changelog; a
+    task without a changelog is left out."""
+    t = [TaskId.parse(f"0_{i}") for i in range(6)]
+    client = next(iter(load_scenario(two_clients(), now_ms=EXPLORE_NOW).application_state.clients.values()))
+    client = replace(
+        client,
+        previous_active_tasks=frozenset({t[1], t[2]}),
+        task_lags=MappingProxyType({t[0]: -2, t[2]: 17, t[3]: -3}),
+    )
+    end_sums = {t[0]: 100, t[1]: 200, t[2]: 300, t[3]: 400, t[4]: 500}
+
+    assert current_lags(client, t, end_sums) == {t[0]: 0, t[1]: 0, t[2]: 17, t[3]: 400, t[4]: 500}
+    assert current_lags(None, t, end_sums) == end_sums
+    assert current_lags(replace(client, task_lags=None), [t[4], t[1]], end_sums) == {t[4]: 500, t[1]: 0}
