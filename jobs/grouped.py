@@ -1,9 +1,9 @@
 """The grouped map: applications planned through `applyInPandas` or `applyInArrow` (one setting).
 
-Both kinds run the same `jobs.plan_rows.plan_application` on the one compact row of each application and
-return the contract's `PLANNED_ROWS` (its Spark schema from `schemas.spark_schemas`, its Arrow schema from
-`schemas.contract`). Each application is planned on its own; a call of the grouped map plans a group of
-about `APPLICATIONS_PER_CALL` of them (`call_groups`).
+Both kinds run the same `jobs.plan_rows.plan_application` (in pieces: `plan_application_pieces`) on the one
+compact row of each application and return the contract's `PLANNED_ROWS` (its Spark schema from
+`schemas.spark_schemas`, its Arrow schema from `schemas.contract`). Each application is planned on its own;
+a call of the grouped map plans a group of about `APPLICATIONS_PER_CALL` of them (`call_groups`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,15 @@ from pyspark.accumulators import Accumulator
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from fleet_assignor.jobs.plan_rows import COLUMNS, PlanSettings, failed_row, plan_application
+from fleet_assignor.jobs.plan_rows import (
+    COLUMNS,
+    Pieces,
+    PlanSettings,
+    RowBlock,
+    failed_row,
+    flat_rows,
+    plan_application_pieces,
+)
 from fleet_assignor.schemas import contract
 from fleet_assignor.schemas.spark_schemas import PLANNED_ROWS
 
@@ -90,20 +98,53 @@ def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
     batch, as pyspark sends each batch a call returns as its own Arrow message (about 0.7 ms per
     application). A value a column cannot hold fails with the same error as `Table.from_pylist`'s when
     the rows are converted whole; `planned_table` converts them whole to find the application."""
-    if len(rows) < CONVERT_BY_KIND_FROM_ROWS:
-        return converted_whole(rows)
+    return pieces_table([rows])
+
+
+def pieces_table(pieces: Pieces) -> pa.Table:
+    """`rows_table` of the pieces' rows (`plan_rows.flat_rows`), the same table, without a dict per row of
+    a block in a call of CONVERT_BY_KIND_FROM_ROWS rows or more: its columns go to Arrow as they are. A
+    kind's rows are either all in blocks or all dicts (as `plan_application_pieces` makes them), so they
+    keep their order."""
+    if sum(map(len, pieces)) < CONVERT_BY_KIND_FROM_ROWS:
+        return converted_whole(flat_rows(pieces))
     others: list[dict[str, Any]] = []  # of no known kind: converted whole, to fail as whole rows fail
     by_kind: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
-    for row in rows:
-        by_kind.get(row.get("kind"), others).append(row)
+    blocks: dict[str, list[RowBlock]] = {kind: [] for kind in KINDS}
+    for piece in pieces:
+        if isinstance(piece, RowBlock):
+            blocks[piece.kind].append(piece)
+            continue
+        for row in piece:
+            by_kind.get(row.get("kind"), others).append(row)
     # The empty whole table gives every column its type; a part's missing columns come out null.
     parts = [converted_whole(others) if others else arrow_schema().empty_table()]
-    for kind, kind_rows in by_kind.items():
-        if kind_rows:
-            batch = pa.RecordBatch.from_struct_array(pa.array(kind_rows, type=kind_row_type(kind)))
+    for kind in KINDS:
+        if by_kind[kind]:
+            batch = pa.RecordBatch.from_struct_array(pa.array(by_kind[kind], type=kind_row_type(kind)))
             parts.append(pa.Table.from_batches([batch]))
+        if blocks[kind]:
+            parts.append(blocks_table(kind, blocks[kind]))
     together = pa.concat_tables(parts, promote_options="default")
     return together.select(arrow_schema().names).combine_chunks()
+
+
+def blocks_table(kind: str, blocks: list[RowBlock]) -> pa.Table:
+    """The blocks' rows, in order, as a table of the kind's columns: each column one list for Arrow."""
+    fields = list(kind_row_type(kind))
+    arrays = []
+    for field in fields:
+        values: list[Any] = []
+        if field.name == "kind":
+            values = [kind] * sum(map(len, blocks))
+        elif field.name == "app_id":
+            for block in blocks:
+                values += [block.app_id] * len(block)
+        else:
+            for block in blocks:
+                values += block.columns[field.name]
+        arrays.append(pa.array(values, type=field.type))
+    return pa.Table.from_batches([pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))])
 
 
 def converted_whole(rows: list[dict[str, Any]]) -> pa.Table:
@@ -128,13 +169,13 @@ def tune_worker_gc() -> None:
         gc.set_threshold(*WORKER_GC_THRESHOLD)
 
 
-def _application_rows(app_id: str, scenario: str, settings: PlanSettings) -> list[dict[str, Any]]:
-    """`plan_application`'s rows. It promises not to raise; should it break that promise, the one
+def _application_pieces(app_id: str, scenario: str, settings: PlanSettings) -> Pieces:
+    """`plan_application_pieces`. It promises not to raise; should it break that promise, the one
     application still gets its INVALID_INPUT row, and the others of its call their plans."""
     try:
-        return plan_application(app_id, scenario, settings)
+        return plan_application_pieces(app_id, scenario, settings)
     except Exception as e:
-        return [failed_row(app_id, f"could not be planned: {type(e).__name__}: {e}", settings)]
+        return [[failed_row(app_id, f"could not be planned: {type(e).__name__}: {e}", settings)]]
 
 
 def planned_table(pairs: Iterable[tuple[str, str]], settings: PlanSettings) -> pa.Table:
@@ -143,15 +184,15 @@ def planned_table(pairs: Iterable[tuple[str, str]], settings: PlanSettings) -> p
     A value Arrow cannot hold in its column (a number past the column's range, which the planner's checks
     should already have kept out) must not sink the others: then each application is converted alone, and
     one that still fails gets its one INVALID_INPUT row instead of its plan."""
-    per_app = [(app_id, _application_rows(app_id, scenario, settings)) for app_id, scenario in pairs]
+    per_app = [(app_id, _application_pieces(app_id, scenario, settings)) for app_id, scenario in pairs]
     try:
-        return rows_table([row for _, rows in per_app for row in rows])
+        return pieces_table([piece for _, pieces in per_app for piece in pieces])
     except (pa.ArrowException, OverflowError, TypeError, ValueError):
         pass
     tables = []
-    for app_id, rows in per_app:
+    for app_id, pieces in per_app:
         try:
-            tables.append(converted_whole(rows))
+            tables.append(converted_whole(flat_rows(pieces)))
         except (pa.ArrowException, OverflowError, TypeError, ValueError) as e:
             detail = f"could not be written: {type(e).__name__}: {e}"
             tables.append(converted_whole([failed_row(app_id, detail, settings)]))
@@ -231,10 +272,12 @@ __all__ = [
     "GroupedMapKind",
     "PlanSettings",
     "arrow_function",
+    "blocks_table",
     "call_groups",
     "converted_whole",
     "kind_row_type",
     "pandas_function",
+    "pieces_table",
     "plan_in_grouped_map",
     "rows_table",
 ]

@@ -10,7 +10,7 @@ exploration API uses.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from fleet_assignor.assignor.configs import RackAwareStrategy
 from fleet_assignor.assignor.planner import plan
@@ -29,12 +29,14 @@ from fleet_assignor.schemas.contract import (
     ROW_RESULT,
     ROW_ROLLOUT,
     ROW_TRANSITION,
-    assignment_rows,
+    assignment_columns,
+    assignment_rows_of,
     client_assignment_rows,
     describe_path,
     result_row,
     rollout_row,
-    transition_rows,
+    transition_columns,
+    transition_rows_of,
     warnings_naming_rows,
 )
 
@@ -63,26 +65,64 @@ class PlanSettings:
         return self.allowed_assignors | override
 
 
+@dataclass(frozen=True, slots=True)
+class RowBlock:
+    """Rows of one kind of one application, column by column (the kind's columns after `kind` and
+    `app_id`): the numerous kinds, which the grouped map converts to Arrow without making a dict per row."""
+
+    kind: str
+    app_id: str
+    columns: dict[str, list[Any]]
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()), ()))
+
+    def rows(self) -> list[dict[str, Any]]:
+        return _ROWS_OF_BLOCK[self.kind](self.columns, kind=self.kind, app_id=self.app_id)
+
+
+_ROWS_OF_BLOCK = {ROW_ASSIGNMENT: assignment_rows_of, ROW_TRANSITION: transition_rows_of}
+
+
+# An application's rows in their order: lists of rows as dicts, and blocks.
+Pieces: TypeAlias = "list[list[dict[str, Any]] | RowBlock]"
+
+
+def flat_rows(pieces: Pieces) -> list[dict[str, Any]]:
+    """The pieces' rows as dicts, in order."""
+    rows: list[dict[str, Any]] = []
+    for piece in pieces:
+        rows += piece.rows() if isinstance(piece, RowBlock) else piece
+    return rows
+
+
 def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> list[dict[str, Any]]:
     """All output rows of one application. Never raises: unusable input is one INVALID_INPUT row, and so is
     a failure of any other kind in this application's work (the assignor's own are ASSIGNOR_FAILED)."""
+    return flat_rows(plan_application_pieces(app_id, compact_json, settings))
+
+
+def plan_application_pieces(app_id: str, compact_json: str, settings: PlanSettings) -> Pieces:
+    """`plan_application`'s rows in pieces: its assignments and transitions as blocks, the grouped map's
+    input to Arrow."""
     try:
         app = shape_application(app_id, compact_json)
     except Exception as e:
-        return [failed_row(app_id, f"could not be shaped: {type(e).__name__}: {e}", settings)]
+        return [[failed_row(app_id, f"could not be shaped: {type(e).__name__}: {e}", settings)]]
     if app.problems:
-        return [invalid_input_row(app, invalid_input_detail(app.problems), settings)]
+        return [[invalid_input_row(app, invalid_input_detail(app.problems), settings)]]
     try:
         scenario = load_scenario(app.scenario, source=f"application {app_id}", now_ms=settings.now_ms)
         scenario = warnings_naming_rows(scenario, app.scenario)
         planned = plan(
             scenario, assignor=settings.assignor, allowed_assignors=settings.importable_assignors()
         )
-        rows = [result_row(planned, kind=ROW_RESULT, app_id=app_id)]
+        pieces: Pieces = [[result_row(planned, kind=ROW_RESULT, app_id=app_id)]]
         if planned.status.value in ROLLED_OUT:
-            rows += assignment_rows(planned, kind=ROW_ASSIGNMENT, app_id=app_id)
-            rows += client_assignment_rows(planned, kind=ROW_CLIENT, app_id=app_id)
-            rows += transition_rows(task_transitions(scenario, planned), kind=ROW_TRANSITION, app_id=app_id)
+            pieces.append(RowBlock(ROW_ASSIGNMENT, app_id, assignment_columns(planned)))
+            pieces.append(client_assignment_rows(planned, kind=ROW_CLIENT, app_id=app_id))
+            transitions = task_transitions(scenario, planned)
+            pieces.append(RowBlock(ROW_TRANSITION, app_id, transition_columns(transitions)))
             report = rollout_report(
                 scenario,
                 planned,
@@ -91,13 +131,13 @@ def plan_application(app_id: str, compact_json: str, settings: PlanSettings) -> 
                 allowed_assignors=settings.importable_assignors(),
             )
             rack_aware = is_rack_aware(scenario)
-            rows.append(rollout_row(report, planned, rack_aware, kind=ROW_ROLLOUT, app_id=app_id))
+            pieces.append([rollout_row(report, planned, rack_aware, kind=ROW_ROLLOUT, app_id=app_id)])
     except ScenarioError as e:
         where = describe_path(app.scenario, e.path)
-        return [invalid_input_row(app, f"{where}: {e.reason} (scenario path {e.path})", settings)]
+        return [[invalid_input_row(app, f"{where}: {e.reason} (scenario path {e.path})", settings)]]
     except Exception as e:
-        return [invalid_input_row(app, f"could not be planned: {type(e).__name__}: {e}", settings)]
-    return rows
+        return [[invalid_input_row(app, f"could not be planned: {type(e).__name__}: {e}", settings)]]
+    return pieces
 
 
 def is_rack_aware(scenario: Scenario) -> bool:

@@ -505,23 +505,52 @@ def rollout_row(report: RolloutReport, planned: PlanResult, rack_aware: bool, **
     return {**fixed, "assignor": planned.assignor, "rack_aware": rack_aware, **report.as_row()}
 
 
-def assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, Any]]:
-    """`assignments` rows: one per (client, consumer, task), the thread inside the client that runs it."""
-    rows = []
+def assignment_columns(planned: PlanResult) -> dict[str, list[Any]]:
+    """`assignments` columns of a plan (no fixed ones): one value per (client, consumer, task), the thread
+    inside the client that runs it; per consumer its actives then its standbys, each in task order."""
+    process_ids: list[str] = []
+    consumer_ids: list[str] = []
+    task_ids: list[str] = []
+    task_types: list[str] = []
+    warmup_flags: list[bool] = []
     for client in planned.clients:
         process_id, warmups = str(client.process_id), client.tasks.warmup
         for consumer, tasks in client.consumers.items():
-            for task in sorted_task_ids(tasks.active):
-                rows.append(
-                    {**fixed, "process_id": process_id, "consumer_client_id": consumer,
-                     "task_id": str(task), "task_type": ACTIVE, "is_warmup": False}
-                )  # fmt: skip
-            for task in sorted_task_ids(tasks.standby):
-                rows.append(
-                    {**fixed, "process_id": process_id, "consumer_client_id": consumer,
-                     "task_id": str(task), "task_type": STANDBY, "is_warmup": task in warmups}
-                )  # fmt: skip
-    return rows
+            active = sorted_task_ids(tasks.active)
+            standby = sorted_task_ids(tasks.standby)
+            count = len(active) + len(standby)
+            process_ids += [process_id] * count
+            consumer_ids += [consumer] * count
+            task_ids += map(str, active)
+            task_ids += map(str, standby)
+            task_types += [ACTIVE] * len(active)
+            task_types += [STANDBY] * len(standby)
+            warmup_flags += [False] * len(active)
+            warmup_flags += [task in warmups for task in standby]
+    return {
+        "process_id": process_ids,
+        "consumer_client_id": consumer_ids,
+        "task_id": task_ids,
+        "task_type": task_types,
+        "is_warmup": warmup_flags,
+    }
+
+
+def assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, Any]]:
+    """`assignments` rows: `assignment_columns` row by row, after the ``fixed`` columns."""
+    return assignment_rows_of(assignment_columns(planned), **fixed)
+
+
+def assignment_rows_of(columns: Mapping[str, list[Any]], **fixed: Any) -> list[dict[str, Any]]:
+    """`assignment_columns` as rows, after the ``fixed`` columns."""
+    return [
+        {**fixed, "process_id": process_id, "consumer_client_id": consumer, "task_id": task,
+         "task_type": task_type, "is_warmup": is_warmup}
+        for process_id, consumer, task, task_type, is_warmup in zip(
+            columns["process_id"], columns["consumer_client_id"], columns["task_id"], columns["task_type"],
+            columns["is_warmup"], strict=True,
+        )
+    ]  # fmt: skip
 
 
 def client_assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, Any]]:
@@ -540,9 +569,31 @@ def client_assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, 
     ]
 
 
+def transition_columns(transitions: Iterable[TaskTransition]) -> dict[str, list[Any]]:
+    """`task_transitions` columns (no fixed ones) of `assignor.transitions.task_transitions`, in its order."""
+    listed = transitions if isinstance(transitions, list) else list(transitions)
+    return {
+        "process_id": [str(t.process_id) for t in listed],
+        "task_id": [str(t.task_id) for t in listed],
+        "transition": [t.transition.value for t in listed],
+        "restore_lag": [t.restore_lag for t in listed],
+    }
+
+
 def transition_rows(transitions: Iterable[TaskTransition], **fixed: Any) -> list[dict[str, Any]]:
-    """`task_transitions` rows of `assignor.transitions.task_transitions`."""
-    return [{**fixed, **t.as_row()} for t in transitions]
+    """`task_transitions` rows: `transition_columns` row by row, after the ``fixed`` columns."""
+    return transition_rows_of(transition_columns(transitions), **fixed)
+
+
+def transition_rows_of(columns: Mapping[str, list[Any]], **fixed: Any) -> list[dict[str, Any]]:
+    """`transition_columns` as rows, after the ``fixed`` columns."""
+    return [
+        {**fixed, "process_id": process_id, "task_id": task, "transition": transition, "restore_lag": lag}
+        for process_id, task, transition, lag in zip(
+            columns["process_id"], columns["task_id"], columns["transition"], columns["restore_lag"],
+            strict=True,
+        )
+    ]  # fmt: skip
 
 
 # -------------------------------------------------------------------------------- scenario -> input rows

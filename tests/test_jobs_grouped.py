@@ -19,9 +19,17 @@ from fleet_assignor.jobs.grouped import (
     arrow_function,
     arrow_schema,
     pandas_function,
+    pieces_table,
     rows_table,
 )
-from fleet_assignor.jobs.plan_rows import COLUMNS, PlanSettings, plan_application
+from fleet_assignor.jobs.plan_rows import (
+    COLUMNS,
+    PlanSettings,
+    RowBlock,
+    flat_rows,
+    plan_application,
+    plan_application_pieces,
+)
 from fleet_assignor.schemas import contract
 from fleet_assignor.schemas.contract import KIND_COLUMNS
 from tests.fixtures import JOBS_NOW, FailingAssignor, compact
@@ -101,19 +109,42 @@ def test_a_call_of_many_rows_holds_every_value_with_each_kind_s_rows_in_their_or
     assert table.to_pylist() == [r for kind in KINDS for r in full_rows if r["kind"] == kind]
 
 
+def test_a_call_s_blocks_of_columns_give_the_table_their_rows_give_as_dicts():
+    """In a big call the assignments and transitions go to Arrow column by column: the table equals the one
+    of the same rows as dicts, row for row, over applications of different sizes; each block holds its
+    kind's columns."""
+    settings = PlanSettings(now_ms=JOBS_NOW)
+    pieces: list = []
+    i = 0
+    while sum(map(len, pieces)) < CONVERT_BY_KIND_FROM_ROWS:
+        app_id = f"app-{i}"
+        scenario = compact(app_id=app_id, configs={"num_standby_replicas": i % 2})
+        pieces += plan_application_pieces(app_id, scenario, settings)
+        i += 1
+    blocks = [p for p in pieces if isinstance(p, RowBlock)]
+    assert {b.kind for b in blocks} == {"ASSIGNMENT", "TRANSITION"}
+    assert all(tuple(b.columns) == KIND_COLUMNS[b.kind][2:] for b in blocks)
+    assert len({len(b) for b in blocks if b.kind == "ASSIGNMENT"}) == 2  # with and without a standby
+    table = pieces_table(pieces)
+    assert len(table.to_batches()) == 1
+    assert table.equals(rows_table(flat_rows(pieces)))
+
+
 def test_a_call_of_many_rows_with_a_value_arrow_cannot_hold_isolates_its_application(monkeypatch):
     import fleet_assignor.jobs.grouped as grouped
 
-    real = grouped.plan_application
+    real = grouped.plan_application_pieces
 
     def oversized(app_id, compact_json, settings):
-        rows = real(app_id, compact_json, settings)
-        if app_id == "bad":
-            next(r for r in rows if r["kind"] == "ASSIGNMENT")["is_warmup"] = "yes"
-        return rows
+        pieces = real(app_id, compact_json, settings)
+        if app_id == "bad":  # in a block of columns, as the call converts them
+            next(p for p in pieces if isinstance(p, RowBlock) and p.kind == "ASSIGNMENT").columns[
+                "is_warmup"
+            ][0] = "yes"
+        return pieces
 
-    monkeypatch.setattr(grouped, "plan_application", oversized)
-    per_app = len(real("a", compact(), PlanSettings(JOBS_NOW)))
+    monkeypatch.setattr(grouped, "plan_application_pieces", oversized)
+    per_app = len(plan_application("a", compact(), PlanSettings(JOBS_NOW)))
     pairs = [
         (f"app-{i}", compact(app_id=f"app-{i}")) for i in range(CONVERT_BY_KIND_FROM_ROWS // per_app + 1)
     ]
@@ -150,15 +181,15 @@ def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_
 ):
     import fleet_assignor.jobs.grouped as grouped
 
-    real = grouped.plan_application
+    real = grouped.plan_application_pieces
 
     def oversized(app_id, compact_json, settings):
-        rows = real(app_id, compact_json, settings)
+        pieces = real(app_id, compact_json, settings)
         if app_id == "bad":
-            rows[0]["num_clients"] = 1 << 40  # an int column
-        return rows
+            pieces[0][0]["num_clients"] = 1 << 40  # an int column of the result row
+        return pieces
 
-    monkeypatch.setattr(grouped, "plan_application", oversized)
+    monkeypatch.setattr(grouped, "plan_application_pieces", oversized)
     table = grouped.planned_table(
         [("good", compact()), ("bad", compact()), ("good2", compact())], PlanSettings(JOBS_NOW)
     )
@@ -172,7 +203,8 @@ def test_an_application_whose_rows_arrow_cannot_hold_gets_one_error_row_and_the_
 
     good = [r for r in rows if r["app_id"] == "good"]
     assert len(good) > 1
-    assert timeless(good) == timeless(rows_table(real("good", compact(), PlanSettings(JOBS_NOW))).to_pylist())
+    alone = plan_application("good", compact(), PlanSettings(JOBS_NOW))
+    assert timeless(good) == timeless(rows_table(alone).to_pylist())
     assert [r["app_id"] for r in rows if r["kind"] == "RESULT"] == ["good", "bad", "good2"]
 
 
@@ -181,14 +213,14 @@ def test_an_application_whose_planning_raises_gets_one_error_row_and_the_others_
 ):
     import fleet_assignor.jobs.grouped as grouped
 
-    real = grouped.plan_application
+    real = grouped.plan_application_pieces
 
     def broken(app_id, compact_json, settings):
         if app_id == "bad":
             raise AttributeError("'int' object has no attribute 'get'")
         return real(app_id, compact_json, settings)
 
-    monkeypatch.setattr(grouped, "plan_application", broken)
+    monkeypatch.setattr(grouped, "plan_application_pieces", broken)
     rows = grouped.planned_table(
         [("good", compact()), ("bad", compact()), ("good2", compact())], PlanSettings(JOBS_NOW)
     ).to_pylist()
