@@ -7,8 +7,9 @@ lists counts as previous active (the scenario loader already resolved that).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from fleet_assignor.assignor.frozen import builder
@@ -127,6 +128,41 @@ def task_transitions(
 
     Clients of the scenario missing from the result close all their previous tasks.
     """
+    transitions: list[TaskTransition] = []
+    for pid, tasks, kinds, lags in _transitions_by_client(scenario, result):
+        transitions += map(_transition, repeat(pid, len(tasks)), tasks, kinds, lags)
+    return transitions
+
+
+def task_transition_columns(
+    scenario: Scenario | ApplicationState, result: PlanResult | Mapping[str, Any]
+) -> dict[str, list[Any]]:
+    """`task_transitions` column by column, as `TaskTransition.as_row` names and writes the values."""
+    process_ids: list[str] = []
+    task_ids: list[str] = []
+    transitions: list[str] = []
+    restore_lags: list[int] = []
+    for pid, tasks, kinds, lags in _transitions_by_client(scenario, result):
+        process_ids += [str(pid)] * len(tasks)
+        task_ids += map(str, tasks)
+        transitions += map(_KIND_TEXT.__getitem__, kinds)
+        restore_lags += lags
+    return {
+        "process_id": process_ids,
+        "task_id": task_ids,
+        "transition": transitions,
+        "restore_lag": restore_lags,
+    }
+
+
+_KIND_TEXT = {kind: kind.value for kind in TransitionKind}
+
+
+def _transitions_by_client(
+    scenario: Scenario | ApplicationState, result: PlanResult | Mapping[str, Any]
+) -> Iterator[tuple[ProcessId, list[TaskId], list[TransitionKind], list[int]]]:
+    """Per client in signed ProcessId order: its tasks in TaskId order, each one's transition and
+    restore lag."""
     if isinstance(scenario, Scenario):
         state, end_offset_sums = scenario.application_state, scenario.end_offset_sums
     else:
@@ -140,7 +176,6 @@ def task_transitions(
     else:
         for entry in result.get("assignment") or ():
             new.setdefault(ProcessId.parse(entry["process_id"]), {}).update(_new_roles(entry))
-    transitions = []
     for pid in sorted(new):
         client = clients.get(pid)
         before: dict[TaskId, _Role] = {}
@@ -149,11 +184,12 @@ def task_transitions(
             before.update((t, _Role.ACTIVE) for t in client.previous_active_tasks)
         after = new[pid]
         lags = client.task_lags if client is not None else None
-        for task in sorted_task_ids(before.keys() | after.keys()):
-            kind = _TRANSITIONS[(before.get(task, _Role.NONE), after.get(task, _Role.NONE))]
-            lag = _restore_lag(lags, end_offset_sums, task, kind)
-            transitions.append(_transition(pid, task, kind, lag))
-    return transitions
+        tasks = sorted_task_ids(before.keys() | after.keys())
+        kinds = [_TRANSITIONS[(before.get(task, _Role.NONE), after.get(task, _Role.NONE))] for task in tasks]
+        restore_lags = [
+            _restore_lag(lags, end_offset_sums, task, kind) for task, kind in zip(tasks, kinds, strict=True)
+        ]
+        yield pid, tasks, kinds, restore_lags
 
 
 # ``TaskTransition(...)`` built through its slots (`frozen`): one per task of every client.

@@ -17,7 +17,7 @@ from fleet_assignor.assignor.planner import plan
 from fleet_assignor.assignor.registry import HIGH_AVAILABILITY
 from fleet_assignor.assignor.rollout import RolloutSettings, rollout_report
 from fleet_assignor.assignor.scenario import Scenario, ScenarioError, load_scenario
-from fleet_assignor.assignor.transitions import task_transitions
+from fleet_assignor.assignor.transitions import task_transition_columns
 from fleet_assignor.jobs.scenario_shape import AppInput, invalid_input_detail, shape_application
 from fleet_assignor.schemas.contract import (
     INVALID_INPUT,
@@ -35,7 +35,6 @@ from fleet_assignor.schemas.contract import (
     describe_path,
     result_row,
     rollout_row,
-    transition_columns,
     transition_rows_of,
     warnings_naming_rows,
 )
@@ -121,8 +120,8 @@ def plan_application_pieces(app_id: str, compact_json: str, settings: PlanSettin
         if planned.status.value in ROLLED_OUT:
             pieces.append(RowBlock(ROW_ASSIGNMENT, app_id, assignment_columns(planned)))
             pieces.append(client_assignment_rows(planned, kind=ROW_CLIENT, app_id=app_id))
-            transitions = task_transitions(scenario, planned)
-            pieces.append(RowBlock(ROW_TRANSITION, app_id, transition_columns(transitions)))
+            transitions = task_transition_columns(scenario, planned)
+            pieces.append(RowBlock(ROW_TRANSITION, app_id, transitions))
             report = rollout_report(
                 scenario,
                 planned,

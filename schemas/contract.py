@@ -569,24 +569,13 @@ def client_assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, 
     ]
 
 
-def transition_columns(transitions: Iterable[TaskTransition]) -> dict[str, list[Any]]:
-    """`task_transitions` columns (no fixed ones) of `assignor.transitions.task_transitions`, in its order."""
-    listed = transitions if isinstance(transitions, list) else list(transitions)
-    return {
-        "process_id": [str(t.process_id) for t in listed],
-        "task_id": [str(t.task_id) for t in listed],
-        "transition": [t.transition.value for t in listed],
-        "restore_lag": [t.restore_lag for t in listed],
-    }
-
-
 def transition_rows(transitions: Iterable[TaskTransition], **fixed: Any) -> list[dict[str, Any]]:
-    """`task_transitions` rows: `transition_columns` row by row, after the ``fixed`` columns."""
-    return transition_rows_of(transition_columns(transitions), **fixed)
+    """`task_transitions` rows of `assignor.transitions.task_transitions`."""
+    return [{**fixed, **t.as_row()} for t in transitions]
 
 
 def transition_rows_of(columns: Mapping[str, list[Any]], **fixed: Any) -> list[dict[str, Any]]:
-    """`transition_columns` as rows, after the ``fixed`` columns."""
+    """`assignor.transitions.task_transition_columns` as rows, after the ``fixed`` columns."""
     return [
         {**fixed, "process_id": process_id, "task_id": task, "transition": transition, "restore_lag": lag}
         for process_id, task, transition, lag in zip(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fleet_assignor.assignor.planner import plan
 from fleet_assignor.assignor.scenario import load_scenario
-from fleet_assignor.assignor.transitions import TransitionKind, task_transitions
+from fleet_assignor.assignor.transitions import TransitionKind, task_transition_columns, task_transitions
 from tests.scenario_generator import generate_scenarios
 
 LOW = "00000000-0000-0000-0000-000000000001"
@@ -128,3 +128,17 @@ def test_a_plan_result_gives_the_same_transitions_as_its_result_object():
         kinds |= {t.transition for t in from_result}
     # The generated scenarios reach warmups, promotions and closes, so every role mapping is compared.
     assert {TransitionKind.CREATE_WARMUP, TransitionKind.PROMOTE_STANDBY, TransitionKind.CLOSE} <= kinds
+
+
+def test_the_columns_are_the_transitions_rows_column_by_column():
+    # The fleet job writes the columns; the explorer and the CLI the objects' rows: the same values.
+    for raw in generate_scenarios(range(40, 70)):
+        loaded = load_scenario(raw, now_ms=1_700_000_000_000)
+        planned = plan(loaded)
+        for result in (planned, planned.as_dict()):
+            rows = [t.as_row() for t in task_transitions(loaded, result)]
+            columns = task_transition_columns(loaded, result)
+            assert list(columns) == list(rows[0])
+            assert [
+                dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)
+            ] == rows
