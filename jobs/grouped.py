@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 from pyspark.accumulators import Accumulator
@@ -50,6 +51,7 @@ class GroupedMapKind(enum.Enum):
 
 
 _ARROW_SCHEMA: pa.Schema | None = None
+_EMPTY_TABLE: pa.Table | None = None
 _ROW_TYPE: pa.StructType | None = None
 _KIND_TYPES: dict[str, pa.StructType] = {}
 
@@ -60,6 +62,14 @@ def arrow_schema() -> pa.Schema:
     if _ARROW_SCHEMA is None:
         _ARROW_SCHEMA = contract.arrow_schema(contract.PLANNED_ROWS)
     return _ARROW_SCHEMA
+
+
+def empty_table() -> pa.Table:
+    """PLANNED_ROWS without rows (built once per worker: 59 empty columns cost ~0.35 ms to make)."""
+    global _EMPTY_TABLE
+    if _EMPTY_TABLE is None:
+        _EMPTY_TABLE = arrow_schema().empty_table()
+    return _EMPTY_TABLE
 
 
 def row_type() -> pa.StructType:
@@ -118,7 +128,7 @@ def pieces_table(pieces: Pieces) -> pa.Table:
         for row in piece:
             by_kind.get(row.get("kind"), others).append(row)
     # The empty whole table gives every column its type; a part's missing columns come out null.
-    parts = [converted_whole(others) if others else arrow_schema().empty_table()]
+    parts = [converted_whole(others) if others else empty_table()]
     for kind in KINDS:
         if by_kind[kind]:
             batch = pa.RecordBatch.from_struct_array(pa.array(by_kind[kind], type=kind_row_type(kind)))
@@ -130,20 +140,22 @@ def pieces_table(pieces: Pieces) -> pa.Table:
 
 
 def blocks_table(kind: str, blocks: list[RowBlock]) -> pa.Table:
-    """The blocks' rows, in order, as a table of the kind's columns: each column one list for Arrow."""
+    """The blocks' rows, in order, as a table of the kind's columns: each column one list for Arrow, the
+    kind and each row's application repeated by Arrow itself."""
     fields = list(kind_row_type(kind))
+    lengths = [len(block) for block in blocks]
     arrays = []
     for field in fields:
-        values: list[Any] = []
         if field.name == "kind":
-            values = [kind] * sum(map(len, blocks))
+            arrays.append(pa.repeat(pa.scalar(kind, field.type), sum(lengths)))
         elif field.name == "app_id":
-            for block in blocks:
-                values += [block.app_id] * len(block)
+            owners = pa.array(np.repeat(np.arange(len(blocks)), lengths))
+            arrays.append(pa.array([block.app_id for block in blocks], type=field.type).take(owners))
         else:
+            values: list[Any] = []
             for block in blocks:
                 values += block.columns[field.name]
-        arrays.append(pa.array(values, type=field.type))
+            arrays.append(pa.array(values, type=field.type))
     return pa.Table.from_batches([pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))])
 
 
