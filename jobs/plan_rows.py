@@ -4,7 +4,8 @@ Runs inside the grouped map (no Spark here). It calls the same functions as the 
 (`assignor.planner.plan_scenario` is `load_scenario` + `plan`), so an application's rows equal what
 `fleet-assignor app plan` says about its scenario; the scenario is loaded once and reused for the task
 transitions. The rows come from the typed result through the contract's conversions, the same the
-exploration API uses.
+exploration API uses; the numerous kinds (assignments, task transitions) come as columns (`RowBlock`), which
+the grouped map hands to Arrow as they are, and as rows made from those columns everywhere else.
 """
 
 from __future__ import annotations
