@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from fleet_assignor.schemas.contract import APPLICATION_CONFIG_COLUMNS
+from fleet_assignor.schemas.contract import APPLICATION_CONFIG_COLUMNS, inferred_end_sums
 
 # The scenario's config keys are the `applications` columns (tables.md); nulls are left out so that the
 # scenario loader applies the same defaults as a null column.
@@ -93,7 +93,7 @@ def _anchor_end_sums(compact_tasks: list[dict[str, Any]], clients: list[dict[str
     the largest non-negative lag reported (scenario.md). Spark leaves such clients out to keep the frame
     small; where the largest reported lag is not the real end sum, the clients without an entry get the
     end sum written out, which is what their lag is."""
-    inferred = _inferred_end_sums(clients)
+    inferred = inferred_end_sums(c["lags"] for c in clients)
     for task in compact_tasks:
         end_sum = task.get("end_sum")
         if end_sum is None:
@@ -103,17 +103,6 @@ def _anchor_end_sums(compact_tasks: list[dict[str, Any]], clients: list[dict[str
             continue
         for client in clients:
             client["lags"].setdefault(task_id, end_sum)
-
-
-def _inferred_end_sums(clients: list[dict[str, Any]]) -> dict[str, int]:
-    """`contract.inferred_end_sum` of every task some client reports a lag >= 0 for (any other task's is 0),
-    in one pass over the lags the clients report (Spark leaves a client without state for a task out)."""
-    largest: dict[str, int] = {}
-    for client in clients:
-        for task_id, lag in client["lags"].items():
-            if lag is not None and lag > largest.get(task_id, -1):  # never a sentinel (-2, -3)
-                largest[task_id] = lag
-    return largest
 
 
 def invalid_input_detail(problems: tuple[str, ...]) -> str:

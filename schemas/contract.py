@@ -433,6 +433,17 @@ def inferred_end_sum(lags: Iterable[int | None]) -> int:
     return max((int(lag) for lag in lags if lag is not None and lag >= 0), default=0)
 
 
+def inferred_end_sums(lags_by_client: Iterable[Mapping[str, int | None]]) -> dict[str, int]:
+    """`inferred_end_sum` of every task some client reports a lag >= 0 for (any other task's is 0), in one
+    pass over the clients' lags instead of one per task."""
+    largest: dict[str, int] = {}
+    for lags in lags_by_client:
+        for task_id, lag in lags.items():
+            if lag is not None and lag > largest.get(task_id, -1):  # never a sentinel (-2, -3)
+                largest[task_id] = lag
+    return largest
+
+
 def client_lag(offsets: Sequence[int] | None, previous_active: bool, end_sum: int, computed: bool) -> int:
     """A client's lag for a task from its reported offset sums (tables.md "Lags"): -2 if any consumer says
     -2 (or a previous active reports nothing); -3 when the end offsets are missing or the offset is

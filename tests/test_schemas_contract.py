@@ -229,6 +229,11 @@ def test_end_sums_saturate_and_inferred_ones_are_the_largest_lag():
     assert contract.end_offset_sum([2**62, 2**62, 5]) == 2**63 - 1
     assert contract.inferred_end_sum([None, -2, 7, 3]) == 7
     assert contract.inferred_end_sum([-3, None]) == 0
+    lags = [{"0_0": None, "0_1": -3}, {"0_0": -2, "0_1": 7}, {"0_0": 7, "0_1": 3}, {"0_2": -2}]
+    sums = contract.inferred_end_sums(lags)
+    assert {t: sums.get(t, 0) for t in ("0_0", "0_1", "0_2")} == {
+        t: contract.inferred_end_sum(c.get(t) for c in lags) for t in ("0_0", "0_1", "0_2")
+    }
 
 
 # ------------------------------------------------------------------------------------ result -> rows
