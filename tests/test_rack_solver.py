@@ -13,8 +13,10 @@ from scipy.optimize import linprog
 
 from fleet_assignor.assignor.rack.graph import ceil_share
 from fleet_assignor.assignor.rack.solver import (
+    SMALL_SOLVER_MAX_CLIENTS,
     InfeasiblePlacementError,
     PlacementProblem,
+    _SmallSolver,
     _Solver,
     _TwoClientSolver,
     input_is_the_optimum,
@@ -191,6 +193,43 @@ def test_the_two_client_solver_is_the_general_solver(seed):
             assert np.array_equal(two_clients, current)
         compared += 1
     assert compared > 400
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_small_solver_is_the_general_solver(seed):
+    """`_SmallSolver` (plain Python, what solve_placement runs for a few clients) is `_Solver`: the same
+    placement on random problems of 2 to SMALL_SOLVER_MAX_CLIENTS clients with many ties (small integer
+    costs), one or several groups, tight and loose caps, left-out edges and tasks held by no client, and
+    the same failure on the infeasible ones."""
+    rng = np.random.default_rng(seed)
+    compared = infeasible = 0
+    for k in range(400):
+        tasks, clients = int(rng.integers(1, 50)), int(rng.integers(2, SMALL_SOLVER_MAX_CLIENTS + 1))
+        groups = np.unique(rng.integers(0, int(rng.integers(1, 6)), tasks), return_inverse=True)[1]
+        current = rng.integers(-1 if k % 4 == 0 else 0, clients, tasks)
+        counts = np.bincount(rng.integers(0, clients, tasks), minlength=clients).astype(np.int64)
+        if k % 2 and (current >= 0).all():
+            counts = np.bincount(current, minlength=clients).astype(np.int64)
+        caps = np.stack([ceil_share(counts, int(size), tasks) for size in np.bincount(groups)])
+        caps = caps + rng.integers(0, 2, caps.shape) * int(k % 3 == 0)
+        if k % 5 == 4:  # a group shut out of one client: often no placement meets the counts
+            caps[int(rng.integers(0, len(caps))), int(rng.integers(0, clients))] = 0
+        allowed = rng.random((tasks, clients)) > (0.3 if k % 3 == 1 else 0.0)
+        held = current >= 0
+        allowed[np.nonzero(held)[0], current[held]] = True
+        costs = rng.integers(0, int(rng.choice([2, 4, 20])), (tasks, clients))
+        problem = PlacementProblem(costs, allowed, current, counts, groups, caps)
+        scaled = tie_broken_costs(costs, allowed, current)
+        try:
+            general = _Solver(scaled, problem).run()
+        except InfeasiblePlacementError:
+            with pytest.raises(InfeasiblePlacementError):
+                _SmallSolver.of(scaled, problem).run()
+            infeasible += 1
+            continue
+        assert _SmallSolver.of(scaled, problem).run() == general.tolist()
+        compared += 1
+    assert compared > 250 and infeasible > 10
 
 
 def test_the_two_client_solver_is_the_general_solver_on_standby_pairs():

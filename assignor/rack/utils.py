@@ -172,12 +172,15 @@ def optimize_rack_aware_active_tasks(
 
 
 def _standby_remote(remote: RemoteCounts, state: ApplicationState, assignments, tasks: set[TaskId]) -> int:
+    # Per client through the counts kept per rack: asked before and after, mostly for the same tasks.
     return sum(
-        remote.count(task, state.clients[pid].rack_id)
+        sum(
+            remote.counts_on(
+                [t for t in assignment.standby_tasks() if t in tasks], state.clients[pid].rack_id
+            )
+        )
         for pid, assignment in assignments.items()
         if pid in state.clients
-        for task in assignment.standby_tasks()
-        if task in tasks
     )
 
 
