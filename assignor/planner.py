@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, ItemsView, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,7 @@ from fleet_assignor.assignor.registry import (
     load_assignor,
 )
 from fleet_assignor.assignor.scenario import Scenario, ScenarioError, load_scenario
+from fleet_assignor.assignor.state import KafkaStreamsState
 from fleet_assignor.assignor.task_assignment_utils import identity_assignment
 from fleet_assignor.assignor.task_id import TaskId, sorted_task_ids
 from fleet_assignor.assignor.validation import lists_each_client_in_order, validate_task_assignment
@@ -81,6 +82,45 @@ class ClientResult:
             },
             "followup_rebalance_deadline_ms": self.followup_rebalance_deadline_ms,
         }
+
+
+class ConsumersOnDemand(Mapping[str, ConsumerTasks]):
+    """A client's tasks per consumer (`distribute_client_tasks`), worked out when first read: the rollout
+    simulation's last round is planned for its tasks and metrics alone, and its split was ~a third of
+    the fleet job's distribution work."""
+
+    __slots__ = ("_shares", "_source")
+
+    def __init__(
+        self, client: KafkaStreamsState, active: Iterable[TaskId], standby: Iterable[TaskId]
+    ) -> None:
+        self._source: tuple[KafkaStreamsState, Iterable[TaskId], Iterable[TaskId]] | None = (
+            client,
+            active,
+            standby,
+        )
+        self._shares: dict[str, ConsumerTasks] | None = None
+
+    def _split(self) -> dict[str, ConsumerTasks]:
+        if self._shares is None:
+            assert self._source is not None
+            self._shares, self._source = distribute_client_tasks(*self._source), None
+        return self._shares
+
+    def __getitem__(self, consumer: str) -> ConsumerTasks:
+        return self._split()[consumer]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._split())
+
+    def __len__(self) -> int:
+        return len(self._split())
+
+    def items(self) -> ItemsView[str, ConsumerTasks]:
+        return self._split().items()
+
+    def __repr__(self) -> str:
+        return repr(self._split())
 
 
 # ``ClientResult(...)`` built through its slots (`frozen`): one per client of every plan.
@@ -236,7 +276,7 @@ def _results_in_client_order(
     for client, assignment, by_role in zip(clients, task_assignment, roles, strict=True):
         tasks = ClientTasks.of_roles(by_role)
         split = _assignor_split(assignment)
-        consumers = split or distribute_client_tasks(client, tasks.active, tasks.standby)
+        consumers = split or ConsumersOnDemand(client, tasks.active, tasks.standby)
         results.append(
             _client_result(client.process_id, tasks, consumers, assignment.followup_rebalance_deadline())
         )
@@ -262,7 +302,7 @@ def _client_results(
         else:
             # The client's own id object: its text is the input's, whichever spelling an assignor used.
             pid = client.process_id
-            consumers = splits.get(pid) or distribute_client_tasks(client, tasks.active, tasks.standby)
+            consumers = splits.get(pid) or ConsumersOnDemand(client, tasks.active, tasks.standby)
         results.append(_client_result(pid, tasks, consumers, deadline))
     return tuple(sorted(results, key=_process_id_text))
 

@@ -541,3 +541,27 @@ def test_results_read_by_place_are_the_merged_results(seed, monkeypatch):
             by_place.pop("elapsed_ms"), merged.pop("elapsed_ms")
             assert by_place == merged
     assert read_by_place > 0
+
+
+def test_the_split_over_consumers_is_worked_out_when_first_read_and_equals_the_distribution(monkeypatch):
+    """A plan's split of each client's tasks over its consumers (`ConsumersOnDemand`) is made only when read
+    (the rollout simulation's last round never reads it), once per client, and is what
+    `distribute_client_tasks` gives; the result compares and prints as with a plain dict."""
+    import fleet_assignor.assignor.planner as planner
+    from fleet_assignor.assignor.distribution import distribute_client_tasks
+
+    made = []
+    monkeypatch.setattr(
+        planner, "distribute_client_tasks", lambda *args: made.append(args) or distribute_client_tasks(*args)
+    )
+    scenario = load_scenario(scenario_dict("sticky"), now_ms=0)
+    result = plan(scenario)
+    assert made == []
+    for client in result.clients:
+        state = scenario.application_state.clients[client.process_id]
+        expected = distribute_client_tasks(state, client.tasks.active, client.tasks.standby)
+        assert dict(client.consumers.items()) == expected and list(client.consumers) == list(expected)
+        assert client.consumers == expected and repr(client.consumers) == repr(expected)
+        assert client.consumers.get("no such consumer") is None and len(client.consumers) == len(expected)
+    assert len(made) == 2  # each of the two clients' split made once, however often read
+    assert result.as_dict() == plan(scenario).as_dict() | {"elapsed_ms": result.elapsed_ms}
