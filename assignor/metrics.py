@@ -179,9 +179,13 @@ def cross_rack_cost(scenario: Scenario, result: Mapping[ProcessId, ClientTasks])
     return _cross_rack_cost(scenario, _rows(scenario, result))
 
 
+def every_client_has_a_rack(scenario: Scenario) -> bool:
+    """Without, there is no cross-rack figure (`cross_rack_cost` is None)."""
+    return all(client.rack_id is not None for client in scenario.application_state.clients.values())
+
+
 def _cross_rack_cost(scenario: Scenario, rows: ClientRows) -> int | None:
-    state = scenario.application_state
-    if any(client.rack_id is None for client in state.clients.values()):
+    if not every_client_has_a_rack(scenario):
         return None
     cost = 0
     for client, tasks in rows:

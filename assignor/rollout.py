@@ -21,9 +21,8 @@ from typing import Any
 
 from fleet_assignor.assignor.frozen import slot_setters
 from fleet_assignor.assignor.limits import MAX_LONG
-from fleet_assignor.assignor.metrics import ClientTasks, cross_rack_cost
+from fleet_assignor.assignor.metrics import ClientTasks, cross_rack_cost, every_client_has_a_rack
 from fleet_assignor.assignor.planner import PlanResult
-from fleet_assignor.assignor.process_id import ProcessId
 from fleet_assignor.assignor.scenario import Scenario
 from fleet_assignor.assignor.simulation import (
     RolloutSimulation,
@@ -277,8 +276,8 @@ def report_of(simulation: RolloutSimulation, settings: RolloutSettings) -> Rollo
     metrics = first.result.metrics
     tasks = metrics.num_tasks
     warmup_moves = [new_warmups(r) for r in simulation.rounds]
-    before_active, before_standby = previous_tasks(first.scenario)
-    after_active, after_standby = planned_tasks(last)
+    active_before, standby_before = previous_balances(first.scenario)
+    active_after, standby_after = planned_balances(last)
     last_behind = still_behind(simulation)
     return RolloutReport(
         tasks=tasks,
@@ -290,8 +289,14 @@ def report_of(simulation: RolloutSimulation, settings: RolloutSettings) -> Rollo
         standby_moves_fraction=fraction(metrics.standby_moves, tasks),
         warmup_moves_fraction=fraction(warmup_moves[0], tasks),
         restore_records=restore_records(simulation, last_behind),
-        **balances("active", first.scenario, before_active, last.scenario, after_active),
-        **balances("standby", first.scenario, before_standby, last.scenario, after_standby),
+        active_balance_per_thread_before=active_before.per_thread,
+        active_balance_per_thread_after=active_after.per_thread,
+        active_balance_per_client_before=active_before.per_client,
+        active_balance_per_client_after=active_after.per_client,
+        standby_balance_per_thread_before=standby_before.per_thread,
+        standby_balance_per_thread_after=standby_after.per_thread,
+        standby_balance_per_client_before=standby_before.per_client,
+        standby_balance_per_client_after=standby_after.per_client,
         cross_rack_before=previous_cross_rack(first.scenario),
         cross_rack_after=kept_cross_rack(last),
         probing_rebalances=simulation.probing_rebalances,
@@ -370,50 +375,37 @@ def estimated_duration_ms(
 # --- balance and racks -----------------------------------------------------------------------------------
 
 
-def previous_tasks(scenario: Scenario) -> tuple[dict[ProcessId, int], dict[ProcessId, int]]:
-    """Per client, how many actives and standbys it held before the plan."""
+def previous_balances(scenario: Scenario) -> tuple[Balance, Balance]:
+    """The spread of the actives and of the standbys the clients held before the plan."""
     clients = scenario.application_state.clients.values()
+    threads = [c.num_processing_threads for c in clients]
     return (
-        {c.process_id: len(c.previous_active_tasks) for c in clients},
-        {c.process_id: len(c.previous_standby_tasks) for c in clients},
+        balance(threads, [len(c.previous_active_tasks) for c in clients]),
+        balance(threads, [len(c.previous_standby_tasks) for c in clients]),
     )
 
 
-def planned_tasks(round_: SimulatedRound) -> tuple[dict[ProcessId, int], dict[ProcessId, int]]:
-    """Per client, how many actives and standbys the round's plan gives it to keep: warmups are left out,
-    they go once caught up (a converged plan has none; one cut short by a bound may)."""
+def planned_balances(round_: SimulatedRound) -> tuple[Balance, Balance]:
+    """The spread of the actives and of the standbys the round's plan gives the clients to keep: warmups
+    are left out, they go once caught up (a converged plan has none; one cut short by a bound may). A
+    client the plan does not list holds none."""
+    planned = {c.process_id: c.tasks for c in round_.result.clients}
+    clients = round_.scenario.application_state.clients.values()
+    tasks = [planned.get(c.process_id) for c in clients]
     return (
-        {c.process_id: len(c.tasks.active) for c in round_.result.clients},
-        {c.process_id: len(c.tasks.standby - c.tasks.warmup) for c in round_.result.clients},
+        balance([c.num_processing_threads for c in clients], [len(t.active) if t else 0 for t in tasks]),
+        balance(
+            [c.num_processing_threads for c in clients],
+            [len(t.standby - t.warmup) if t else 0 for t in tasks],
+        ),
     )
 
 
-def balances(
-    kind: str,
-    before: Scenario,
-    before_counts: Mapping[ProcessId, int],
-    after: Scenario,
-    after_counts: Mapping[ProcessId, int],
-) -> dict[str, Any]:
-    """The report's four balance fields of one kind of task."""
-    was, now = balance(before, before_counts), balance(after, after_counts)
-    return {
-        f"{kind}_balance_per_thread_before": was.per_thread,
-        f"{kind}_balance_per_thread_after": now.per_thread,
-        f"{kind}_balance_per_client_before": was.per_client,
-        f"{kind}_balance_per_client_after": now.per_client,
-    }
-
-
-def balance(scenario: Scenario, counts: Mapping[ProcessId, int]) -> Balance:
-    """Max - min over the scenario's clients (one missing from ``counts`` holds none), per thread and per
-    client."""
-    clients = scenario.application_state.clients.values()
-    per_client = [counts.get(c.process_id, 0) for c in clients]
-    per_thread = [
-        counts.get(c.process_id, 0) / c.num_processing_threads for c in clients if c.num_processing_threads
-    ]
-    return Balance(spread(per_thread), int(spread(per_client)))
+def balance(threads: list[int], counts: list[int]) -> Balance:
+    """Max - min over the clients (``counts[i]`` on a client of ``threads[i]`` threads), per thread (clients
+    without threads left out) and per client."""
+    per_thread = [count / n for count, n in zip(counts, threads, strict=True) if n]
+    return Balance(spread(per_thread), int(spread(counts)))
 
 
 def spread(values: list[float] | list[int]) -> float:
@@ -424,6 +416,8 @@ def kept_cross_rack(round_: SimulatedRound) -> int | None:
     """Cross-rack partitions of what the round's plan keeps (its warmups left out, as in the balance)."""
     if not any(c.tasks.warmup for c in round_.result.clients):
         return round_.result.metrics.cross_rack_cost  # the same count, already made
+    if not every_client_has_a_rack(round_.scenario):
+        return None  # known before the kept tasks are listed
     kept = {
         c.process_id: ClientTasks(c.tasks.active, c.tasks.standby - c.tasks.warmup)
         for c in round_.result.clients
@@ -433,6 +427,8 @@ def kept_cross_rack(round_: SimulatedRound) -> int | None:
 
 def previous_cross_rack(scenario: Scenario) -> int | None:
     """Cross-rack partitions of the previous assignment, counted as the plan's are."""
+    if not every_client_has_a_rack(scenario):
+        return None  # known before the previous tasks are listed
     previous = {
         pid: ClientTasks(c.previous_active_tasks, c.previous_standby_tasks)
         for pid, c in scenario.application_state.clients.items()

@@ -527,8 +527,7 @@ def assignment_columns(planned: PlanResult) -> dict[str, list[Any]]:
     for client in planned.clients:
         process_id, warmups = str(client.process_id), client.tasks.warmup
         for consumer, tasks in client.consumers.items():
-            active = sorted_task_ids(tasks.active)
-            standby = sorted_task_ids(tasks.standby)
+            active, standby = _in_task_order(tasks.active), _in_task_order(tasks.standby)
             count = len(active) + len(standby)
             process_ids += [process_id] * count
             consumer_ids += [consumer] * count
@@ -545,6 +544,12 @@ def assignment_columns(planned: PlanResult) -> dict[str, list[Any]]:
         "task_type": task_types,
         "is_warmup": warmup_flags,
     }
+
+
+def _in_task_order(tasks: Sequence[TaskId]) -> Sequence[TaskId]:
+    # Most consumers hold one task or none per role; the planner's shares are in order already, but a
+    # custom assignor's own split need not be.
+    return tasks if len(tasks) < 2 else sorted_task_ids(tasks)
 
 
 def assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, Any]]:

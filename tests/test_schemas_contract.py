@@ -286,6 +286,27 @@ def test_rows_of_a_typed_result_say_what_its_result_object_says(path):
     assert transitions == [{"app_id": "a", **t.as_row()} for t in task_transitions(loaded, obj)]
 
 
+def test_each_consumers_assignment_rows_come_in_task_order_whatever_order_its_split_gives():
+    """A custom assignor may hand its own split over consumers (an assignment object with
+    `consumer_tasks()`) in any order; the rows list each consumer's actives, then its standbys, each in
+    task order, as the result object does."""
+    from fleet_assignor.assignor.distribution import ConsumerTasks
+
+    planned = plan(load_scenario(generate_scenario(3), now_ms=NOW), assignor="sticky")
+    shuffled = tuple(
+        replace(
+            client,
+            consumers={
+                consumer: ConsumerTasks(tuple(reversed(tasks.active)), tuple(reversed(tasks.standby)))
+                for consumer, tasks in client.consumers.items()
+            },
+        )
+        for client in planned.clients
+    )
+    assert any(len(tasks.active) > 1 for c in shuffled for tasks in c.consumers.values())
+    assert assignment_rows(replace(planned, clients=shuffled)) == assignment_rows(planned)
+
+
 def _as_tables_say(scenario: dict) -> dict:
     """The scenario with each consumer's history as the contract writes it into `client_subscriptions`
     (the client's previous tasks on its first consumer when the scenario gives them per client)."""
