@@ -48,8 +48,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Self, cast
 
 import numpy as np
 
@@ -358,7 +359,107 @@ def _push_run(
     heapq.heappush(heap, cast(tuple[int, int, int, int], run.take()))
 
 
-class _Solver:
+def _path_moves(
+    parent: Sequence[int] | np.ndarray,
+    sink: int,
+    s_base: int,
+    clients: int,
+    cheapest: Callable[[int, int, int], int],
+) -> tuple[list[tuple[int, int, int, int]], int]:
+    """The augmenting path back from the sink: the task moves it makes (task, group, from, to), collected
+    before any is applied (each choice was made on the rows as the search saw them), and the client of the
+    new task's own edge. A step F(g, a) -> F(g, b) moves g's cheapest task on a to b; a step out of S(c)
+    into F(g, c) is the leaving task's own move, counted there."""
+    moves: list[tuple[int, int, int, int]] = []
+    first_client = -1
+    node = int(parent[sink])
+    while node != -1:
+        prev = int(parent[node])
+        if node < s_base:
+            group, client = divmod(node, clients)
+            if prev == -1:
+                first_client = client
+            elif prev < s_base:
+                source = prev - group * clients
+                moves.append((cheapest(group, source, client), group, source, client))
+        node = prev
+    return moves, first_client
+
+
+class _Steps:
+    """The augmentation the solvers share, over their own rows (`_cheapest`, `_remove`, `_place`) and loads
+    (`_count`). Node numbers: F(g, c) = g * C + c, S(c) = G * C + c, sink = G * C + C."""
+
+    sink: int
+    s_base: int
+    clients: int
+    groups: Sequence[int] | np.ndarray
+
+    def _augment(self, task: int, parent: Sequence[int] | np.ndarray) -> None:
+        moves, first_client = _path_moves(parent, self.sink, self.s_base, self.clients, self._cheapest)
+        for moved, group, source, destination in moves:
+            self._remove(group, source, moved)
+            self._count(group, source, -1)
+            self._place(moved, group, destination)
+        self._place(task, int(self.groups[task]), first_client)
+
+    def _cheapest(self, group: int, source: int, destination: int) -> int:
+        """The task of ``group`` on ``source`` whose move to ``destination`` costs least (the first)."""
+        raise NotImplementedError
+
+    def _remove(self, group: int, client: int, task: int) -> None:
+        raise NotImplementedError
+
+    def _place(self, task: int, group: int, client: int) -> None:
+        raise NotImplementedError
+
+    def _count(self, group: int, client: int, delta: int) -> None:
+        raise NotImplementedError
+
+
+class _Loads(_Steps):
+    """The loads both general solvers keep, per (group, client) and per client, with each (group, client)
+    node's heap rank: 2 where a task could stay (room in the group's cap and the client's count), else 3.
+    Kept up to date as tasks come and go, not recomputed per insertion."""
+
+    group_load: list[list[int]]
+    load: list[int]
+    group_cap: list[list[int]]
+    client_cap: list[int]
+    groups_on: list[set[int]]
+    room: list[bool]
+
+    def _count(self, group: int, client: int, delta: int) -> None:
+        group_load = self.group_load[group]
+        group_load[client] += delta
+        self.load[client] += delta
+        if group_load[client] > 0:
+            self.groups_on[client].add(group)
+        else:
+            self.groups_on[client].discard(group)
+        # The ranks this changes: the node's own, or the client's column when its count crossed its capacity.
+        room = self.load[client] < self.client_cap[client]
+        if room != self.room[client]:
+            self.room[client] = room
+            self._set_client_ranks(
+                client,
+                [
+                    2 if room and load[client] < cap[client] else 3
+                    for load, cap in zip(self.group_load, self.group_cap, strict=True)
+                ],
+            )
+        else:
+            stays = room and group_load[client] < self.group_cap[group][client]
+            self._set_rank(group, client, 2 if stays else 3)
+
+    def _set_client_ranks(self, client: int, ranks: list[int]) -> None:
+        raise NotImplementedError
+
+    def _set_rank(self, group: int, client: int, rank: int) -> None:
+        raise NotImplementedError
+
+
+class _Solver(_Loads):
     """Node layout: F(g, c) = g * C + c (group g's tasks on client c), S(c) = G * C + c, sink = G * C + C."""
 
     def __init__(self, costs: np.ndarray, problem: PlacementProblem) -> None:
@@ -538,67 +639,26 @@ class _Solver:
                 self.touched.append(target)
                 heapq.heappush(heap, (value, 3, target, -1))  # a task must leave again: not a short way out
 
-    def _augment(self, task: int, parent: np.ndarray) -> None:
-        """Walk the path back from the sink; collect the task moves first (their choice was made on the rows
-        as Dijkstra saw them), then apply them."""
-        clients = self.clients
-        moves: list[tuple[int, int, int, int]] = []  # (task, group, from, to)
-        first_client = -1
-        node = int(parent[self.sink])
-        while node != -1:
-            prev = int(parent[node])
-            if node < self.s_base:
-                group, client = divmod(node, clients)
-                if prev == -1:
-                    first_client = client  # the new task's own edge
-                elif prev < self.s_base:  # F(g, a) -> F(g, b): the cheapest task of g on a moves to b
-                    moves.append(
-                        (
-                            int(self.rows.best_task[(group, prev - group * clients)][client]),
-                            group,
-                            prev - group * clients,
-                            client,
-                        )
-                    )
-                # prev = S(client): a task of the group leaves this client; its own move step counts it
-            node = prev
-        for moved, group, from_client, to_client in moves:
-            self.rows.remove(group, from_client, moved)
-            self._count(group, from_client, -1)
-            self._place(moved, group, to_client)
-        self._place(task, int(self.groups[task]), first_client)
+    def _cheapest(self, group: int, source: int, destination: int) -> int:
+        return int(self.rows.best_task[(group, source)][destination])
+
+    def _remove(self, group: int, client: int, task: int) -> None:
+        self.rows.remove(group, client, task)
 
     def _place(self, task: int, group: int, client: int) -> None:
         self.rows.add(group, client, task)
         self.placement[task] = client
         self._count(group, client, 1)
 
-    def _count(self, group: int, client: int, delta: int) -> None:
-        group_load = self.group_load[group]
-        group_load[client] += delta
-        self.load[client] += delta
-        if group_load[client] > 0:
-            self.groups_on[client].add(group)
-        else:
-            self.groups_on[client].discard(group)
-        # The ranks this changes: the node's own, or the client's column when its count crossed its capacity.
-        room = self.load[client] < self.client_cap[client]
-        if room != self.room[client]:
-            self.room[client] = room
-            self.rank[:, client] = [
-                2 if room and load[client] < cap[client] else 3
-                for load, cap in zip(self.group_load, self.group_cap, strict=True)
-            ]
-        else:
-            self.rank[group, client] = 2 if room and group_load[client] < self.group_cap[group][client] else 3
+    def _set_client_ranks(self, client: int, ranks: list[int]) -> None:
+        self.rank[:, client] = ranks
+
+    def _set_rank(self, group: int, client: int, rank: int) -> None:
+        self.rank[group, client] = rank
 
 
-class _SmallSolver:
-    """`_Solver` in plain Python numbers for an application of a few clients (the fleet's usual rack-aware
-    active flow: ~30 tasks on 3-10 clients, where numpy's per-call cost made the solve ~250 us): the same
-    node numbers, insertions, direct placements, heap order (label, rank, node), cheapest-task rows and
-    augmentations, so the same placement. Each search pushes every entry on one heap: `_Solver`'s runs merge
-    to the same pop order (its entries are distinct (label, rank, node) triples)."""
+class _ListSolver(_Steps):
+    """A solver of `_Solver`'s steps in plain Python numbers: the problem as lists."""
 
     def __init__(
         self, costs: list[list[int]], groups: list[int], group_cap: list[list[int]], client_cap: list[int]
@@ -608,35 +668,49 @@ class _SmallSolver:
         self.costs = costs
         self.groups = groups
         self.group_cap = group_cap
+        self.n_groups = len(group_cap)
         self.client_cap = client_cap
         self.clients = len(client_cap)
-        self.s_base = len(group_cap) * self.clients
+        self.s_base = self.n_groups * self.clients
         self.sink = self.s_base + self.clients
         self.potential = [0] * (self.sink + 1)
         self.offset = 0
         self.group_load = [[0] * self.clients for _ in group_cap]
         self.load = [0] * self.clients
         self.groups_on: list[set[int]] = [set() for _ in client_cap]
-        self.room = [cap > 0 for cap in client_cap]
-        self.rank = [
-            [2 if cap > 0 and room else 3 for cap, room in zip(caps, self.room, strict=True)]
-            for caps in group_cap
-        ]
         self.placement = [-1] * len(costs)
-        # Per (group, client): its tasks in arrival order, and per other client the cheapest move of one of
-        # them there (delta, and the first task of that delta), as `_Rows`.
-        self.members: dict[tuple[int, int], list[int]] = {}
-        self.best: dict[tuple[int, int], list[int]] = {}
-        self.best_task: dict[tuple[int, int], list[int]] = {}
 
     @classmethod
-    def of(cls, costs: np.ndarray, problem: PlacementProblem) -> _SmallSolver:
+    def of(cls, costs: np.ndarray, problem: PlacementProblem) -> Self:
         return cls(
             costs.tolist(),
             problem.groups.tolist(),
             problem.group_capacity.tolist(),
             problem.client_capacity.tolist(),
         )
+
+
+class _SmallSolver(_ListSolver, _Loads):
+    """`_Solver` in plain Python numbers for an application of a few clients (the fleet's usual rack-aware
+    active flow: ~30 tasks on 3-10 clients, where numpy's per-call cost made the solve ~250 us): the same
+    node numbers, insertions, direct placements, heap order (label, rank, node), cheapest-task rows and
+    augmentations, so the same placement. Each search pushes every entry on one heap: `_Solver`'s runs merge
+    to the same pop order (its entries are distinct (label, rank, node) triples)."""
+
+    def __init__(
+        self, costs: list[list[int]], groups: list[int], group_cap: list[list[int]], client_cap: list[int]
+    ) -> None:
+        super().__init__(costs, groups, group_cap, client_cap)
+        self.room = [cap > 0 for cap in client_cap]
+        self.rank = [
+            [2 if cap > 0 and room else 3 for cap, room in zip(caps, self.room, strict=True)]
+            for caps in group_cap
+        ]
+        # Per (group, client): its tasks in arrival order, and per other client the cheapest move of one of
+        # them there (delta, and the first task of that delta), as `_Rows`.
+        self.members: dict[tuple[int, int], list[int]] = {}
+        self.best: dict[tuple[int, int], list[int]] = {}
+        self.best_task: dict[tuple[int, int], list[int]] = {}
 
     def run(self) -> list[int]:
         """The client index of every task."""
@@ -754,26 +828,8 @@ class _SmallSolver:
                 dist[target], parent[target] = at - pot[target], node
                 heapq.heappush(heap, (dist[target], 3, target))
 
-    def _augment(self, task: int, parent: list[int]) -> None:
-        clients = self.clients
-        moves: list[tuple[int, int, int, int]] = []  # (task, group, from, to)
-        first_client = -1
-        node = parent[self.sink]
-        while node != -1:
-            prev = parent[node]
-            if node < self.s_base:
-                group, client = divmod(node, clients)
-                if prev == -1:
-                    first_client = client
-                elif prev < self.s_base:
-                    source = prev - group * clients
-                    moves.append((self.best_task[(group, source)][client], group, source, client))
-            node = prev
-        for moved, group, source, destination in moves:
-            self._remove(group, source, moved)
-            self._count(group, source, -1)
-            self._place(moved, group, destination)
-        self._place(task, self.groups[task], first_client)
+    def _cheapest(self, group: int, source: int, destination: int) -> int:
+        return self.best_task[(group, source)][destination]
 
     def _remove(self, group: int, client: int, task: int) -> None:
         key = (group, client)
@@ -807,24 +863,15 @@ class _SmallSolver:
         self.placement[task] = client
         self._count(group, client, 1)
 
-    def _count(self, group: int, client: int, delta: int) -> None:
-        group_load = self.group_load[group]
-        group_load[client] += delta
-        self.load[client] += delta
-        if group_load[client] > 0:
-            self.groups_on[client].add(group)
-        else:
-            self.groups_on[client].discard(group)
-        room = self.load[client] < self.client_cap[client]
-        if room != self.room[client]:
-            self.room[client] = room
-            for rank, load, cap in zip(self.rank, self.group_load, self.group_cap, strict=True):
-                rank[client] = 2 if room and load[client] < cap[client] else 3
-        else:
-            self.rank[group][client] = 2 if room and group_load[client] < self.group_cap[group][client] else 3
+    def _set_client_ranks(self, client: int, ranks: list[int]) -> None:
+        for row, rank in zip(self.rank, ranks, strict=True):
+            row[client] = rank
+
+    def _set_rank(self, group: int, client: int, rank: int) -> None:
+        self.rank[group][client] = rank
 
 
-class _TwoClientSolver:
+class _TwoClientSolver(_ListSolver):
     """`_Solver` for two clients in plain Python numbers: the same insertions, Dijkstra steps, heap order
     (label, rank, node), cheapest-task rows and augmentations, so the same placement, without numpy's
     per-call cost on arrays of two (a balance_subtopology standby pair has ~20 tasks; the rack loop solves
@@ -837,34 +884,11 @@ class _TwoClientSolver:
     def __init__(
         self, costs: list[list[int]], groups: list[int], group_cap: list[list[int]], client_cap: list[int]
     ) -> None:
-        """``costs``: tie-broken (`tie_broken_costs`), NO_EDGE for a left-out edge; the rest as in
-        `PlacementProblem`, as lists."""
-        self.costs = costs
-        self.groups = groups
-        self.group_cap = group_cap
-        self.n_groups = len(group_cap)
-        self.client_cap = client_cap
-        self.s_base = 2 * self.n_groups
-        self.sink = self.s_base + 2
-        self.potential = [0] * (self.sink + 1)
-        self.offset = 0
-        self.group_load = [[0, 0] for _ in range(self.n_groups)]
-        self.load = [0, 0]
-        self.groups_on: list[set[int]] = [set(), set()]
-        self.placement = [-1] * len(self.costs)
+        super().__init__(costs, groups, group_cap, client_cap)
         # Per node F(g, c): its tasks in arrival order, and the cheapest move of one of them to the other
         # client (delta, task): the first of the lowest deltas, as `_Rows`.
         self.members: list[list[int]] = [[] for _ in range(self.s_base)]
         self.best: list[tuple[int, int] | None] = [None] * self.s_base
-
-    @classmethod
-    def of(cls, costs: np.ndarray, problem: PlacementProblem) -> _TwoClientSolver:
-        return cls(
-            costs.tolist(),
-            problem.groups.tolist(),
-            problem.group_capacity.tolist(),
-            problem.client_capacity.tolist(),
-        )
 
     def run(self) -> list[int]:
         """The client (0 or 1) of every task."""
@@ -1013,23 +1037,8 @@ class _TwoClientSolver:
         parent[target] = node
         heapq.heappush(heap, (value, rank, target))
 
-    def _augment(self, task: int, parent: list[int]) -> None:
-        moves: list[tuple[int, int, int, int]] = []  # (task, group, from, to)
-        first_client = -1
-        node = parent[self.sink]
-        while node != -1:
-            prev = parent[node]
-            if node < self.s_base:
-                if prev == -1:
-                    first_client = node & 1
-                elif prev < self.s_base:
-                    moves.append((cast(tuple[int, int], self.best[prev])[1], node >> 1, prev & 1, node & 1))
-            node = prev
-        for moved, group, from_client, to_client in moves:
-            self._remove(group, from_client, moved)
-            self._count(group, from_client, -1)
-            self._place(moved, group, to_client)
-        self._place(task, self.groups[task], first_client)
+    def _cheapest(self, group: int, source: int, destination: int) -> int:
+        return cast(tuple[int, int], self.best[2 * group + source])[1]
 
     def _remove(self, group: int, client: int, task: int) -> None:
         node = 2 * group + client
