@@ -86,8 +86,8 @@ class ClientResult:
 
 class ConsumersOnDemand(Mapping[str, ConsumerTasks]):
     """A client's tasks per consumer (`distribute_client_tasks`), worked out when first read: the rollout
-    simulation's last round is planned for its tasks and metrics alone, and its split was ~a third of
-    the fleet job's distribution work."""
+    simulation reads only the rounds' tasks and metrics, and a round's split only to carry it out into the
+    next round, so its last round is never split."""
 
     __slots__ = ("_shares", "_source")
 

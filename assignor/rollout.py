@@ -391,13 +391,11 @@ def planned_balances(round_: SimulatedRound) -> tuple[Balance, Balance]:
     client the plan does not list holds none."""
     planned = {c.process_id: c.tasks for c in round_.result.clients}
     clients = round_.scenario.application_state.clients.values()
+    threads = [c.num_processing_threads for c in clients]
     tasks = [planned.get(c.process_id) for c in clients]
     return (
-        balance([c.num_processing_threads for c in clients], [len(t.active) if t else 0 for t in tasks]),
-        balance(
-            [c.num_processing_threads for c in clients],
-            [len(t.standby - t.warmup) if t else 0 for t in tasks],
-        ),
+        balance(threads, [len(t.active) if t else 0 for t in tasks]),
+        balance(threads, [len(t.standby - t.warmup) if t else 0 for t in tasks]),
     )
 
 
