@@ -31,12 +31,11 @@ from fleet_assignor.schemas.contract import (
     ROW_ROLLOUT,
     ROW_TRANSITION,
     assignment_columns,
-    assignment_rows_of,
     client_assignment_rows,
     describe_path,
     result_row,
     rollout_row,
-    transition_rows_of,
+    rows_of_columns,
     warnings_naming_rows,
 )
 
@@ -78,10 +77,7 @@ class RowBlock:
         return len(next(iter(self.columns.values()), ()))
 
     def rows(self) -> list[dict[str, Any]]:
-        return _ROWS_OF_BLOCK[self.kind](self.columns, kind=self.kind, app_id=self.app_id)
-
-
-_ROWS_OF_BLOCK = {ROW_ASSIGNMENT: assignment_rows_of, ROW_TRANSITION: transition_rows_of}
+        return rows_of_columns(self.columns, kind=self.kind, app_id=self.app_id)
 
 
 # An application's rows in their order: lists of rows as dicts, and blocks.

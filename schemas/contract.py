@@ -554,19 +554,17 @@ def _in_task_order(tasks: Sequence[TaskId]) -> Sequence[TaskId]:
 
 def assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, Any]]:
     """`assignments` rows: `assignment_columns` row by row, after the ``fixed`` columns."""
-    return assignment_rows_of(assignment_columns(planned), **fixed)
+    return rows_of_columns(assignment_columns(planned), **fixed)
 
 
-def assignment_rows_of(columns: Mapping[str, list[Any]], **fixed: Any) -> list[dict[str, Any]]:
-    """`assignment_columns` as rows, after the ``fixed`` columns."""
-    return [
-        {**fixed, "process_id": process_id, "consumer_client_id": consumer, "task_id": task,
-         "task_type": task_type, "is_warmup": is_warmup}
-        for process_id, consumer, task, task_type, is_warmup in zip(
-            columns["process_id"], columns["consumer_client_id"], columns["task_id"], columns["task_type"],
-            columns["is_warmup"], strict=True,
-        )
-    ]  # fmt: skip
+def rows_of_columns(columns: Mapping[str, list[Any]], **fixed: Any) -> list[dict[str, Any]]:
+    """Columns of equal length (`assignment_columns`, `transitions.task_transition_columns`) as rows, each the
+    ``fixed`` columns then these in their order."""
+    rows = [dict(fixed) for _ in next(iter(columns.values()), ())]
+    for name, values in columns.items():  # column by column: fewer steps than a dict display per row
+        for row, value in zip(rows, values, strict=True):
+            row[name] = value
+    return rows
 
 
 def client_assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, Any]]:
@@ -588,17 +586,6 @@ def client_assignment_rows(planned: PlanResult, **fixed: Any) -> list[dict[str, 
 def transition_rows(transitions: Iterable[TaskTransition], **fixed: Any) -> list[dict[str, Any]]:
     """`task_transitions` rows of `assignor.transitions.task_transitions`."""
     return [{**fixed, **t.as_row()} for t in transitions]
-
-
-def transition_rows_of(columns: Mapping[str, list[Any]], **fixed: Any) -> list[dict[str, Any]]:
-    """`assignor.transitions.task_transition_columns` as rows, after the ``fixed`` columns."""
-    return [
-        {**fixed, "process_id": process_id, "task_id": task, "transition": transition, "restore_lag": lag}
-        for process_id, task, transition, lag in zip(
-            columns["process_id"], columns["task_id"], columns["transition"], columns["restore_lag"],
-            strict=True,
-        )
-    ]  # fmt: skip
 
 
 # -------------------------------------------------------------------------------- scenario -> input rows
